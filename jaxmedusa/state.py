@@ -1,0 +1,71 @@
+"""State pytrees. Shapes are for one scenario; batched arrays add a leading [batch] axis.
+
+Per vehicle (V): r (3), F (3, 3) with the directors d_i as columns (F = d_i (x) E_i),
+v (3), W (3, 3) with the director velocities w_i as columns, lagged slip angles (4),
+the last slip-angle rate (4), and the road-tracking segment and parameter.
+Per pair (P = V(V-1)/2, pairs (a, b) with a < b in row-major order): the contact
+multipliers gamma1, gamma2 and a warm start for the contact search.
+Per scenario: time, step size, step-size hold counter, last save time, status.
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from .pytree import pytree_dataclass
+
+# Scenario status codes (stored in output rows; 0 is success).
+STATUS_OK = 0
+STATUS_NAN = 1  # a state component became NaN or infinite
+STATUS_OFF_ROAD = 2  # a vehicle left the road's range
+STATUS_CONTACT_NOT_CONVERGED = 3  # contact solver residual above tolerance
+STATUS_NAMES = {
+    STATUS_OK: "ok",
+    STATUS_NAN: "nan",
+    STATUS_OFF_ROAD: "off_road",
+    STATUS_CONTACT_NOT_CONVERGED: "contact_not_converged",
+}
+
+CONTACT_WARM_SIZE = 8  # contact-search warm start per pair (see contact.py)
+
+
+@pytree_dataclass
+class VehicleState:
+    r: jnp.ndarray  # (3,) position of the centre of mass [m]
+    F: jnp.ndarray  # (3, 3) deformation gradient, columns d1, d2, d3 [-]
+    v: jnp.ndarray  # (3,) velocity [m/s]
+    W: jnp.ndarray  # (3, 3) director velocities as columns w1, w2, w3 [1/s]
+    alpha_lag: jnp.ndarray  # (4,) lagged slip angles, eq (1.27) [rad]
+    alpha_rate: jnp.ndarray  # (4,) last computed d(alpha_lag)/dt [rad/s] (kept on wheel lift-off, as vehicle.c does)
+    road_seg: jnp.ndarray  # () int32 road segment (MEDUSA numbering, 1 = virtual first segment)
+    road_s: jnp.ndarray  # () segment parameter s in [0, 1]
+
+
+@pytree_dataclass
+class PairState:
+    gamma: jnp.ndarray  # (2,) accumulated multipliers gamma1, gamma2 (MEDUSA law)
+    warm: jnp.ndarray  # (CONTACT_WARM_SIZE,) warm start of the contact search
+    in_contact: jnp.ndarray  # () bool, contact on the last accepted step
+
+
+@pytree_dataclass
+class ScenarioClock:
+    t: jnp.ndarray  # () time [s]
+    dt: jnp.ndarray  # () current step [s]
+    hold: jnp.ndarray  # () int32, main.c `just_reduced`
+    t_saved: jnp.ndarray  # () time of the last saved sample [s]
+    status: jnp.ndarray  # () int32 status code
+    steps: jnp.ndarray  # () int32 accepted steps
+
+
+@pytree_dataclass
+class SimState:
+    vehicles: VehicleState  # leaves [V, ...]
+    pairs: PairState  # leaves [P, ...]
+    clock: ScenarioClock
+
+
+def pair_indices(n_vehicles: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index arrays (a, b), a < b, of every vehicle pair, in MEDUSA's loop order."""
+    a, b = np.triu_indices(n_vehicles, k=1)
+    return a.astype(np.int32), b.astype(np.int32)
