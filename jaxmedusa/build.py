@@ -1,0 +1,126 @@
+"""Scenarios -> batched arrays: parameters, driver tables, validity masks and initial states.
+
+`build_batch` stacks a list of `Scenario`s along a leading batch axis, padding scenarios
+with fewer vehicles (their `valid` entries are False) and driver tables with fewer knots.
+"""
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import road as road_mod
+from .params import ContactParams, DriverParams, VehicleParams, contact_params, vehicle_params
+from .pytree import pytree_dataclass, replace
+from .scenario import DriverTable, Scenario
+from .state import CONTACT_WARM_SIZE, PairState, ScenarioClock, SimState, VehicleState, pair_indices, STATUS_OK
+
+
+@pytree_dataclass
+class Batch:
+    """Everything constant during a run, with leading axes [batch, vehicle] or [batch]."""
+
+    vehicle: VehicleParams  # [B, V]
+    driver: DriverParams  # [B, V, K]
+    valid: jnp.ndarray  # [B, V] bool: False for padding vehicles
+    contact: ContactParams  # [B]
+    road: object  # road.RoadParams with leaves [B, ...], or None for the flat plane z = 0
+
+
+def _stack(trees):
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
+
+
+def _table_arrays(table: DriverTable, k: int, scale: float):
+    times = np.asarray(table.times, dtype=float)
+    values = np.asarray(table.values, dtype=float) * scale
+    pad = k - len(times)
+    times = np.concatenate([times, np.full(pad, times[-1])])
+    values = np.concatenate([values, np.full(pad, values[-1])])
+    return times, values, float(table.kind == "linear")
+
+
+def driver_params(vehicle, k: int) -> DriverParams:
+    st, sv, sl = _table_arrays(vehicle.steering, k, math.pi / 180.0)  # STEERING in degrees
+    vt, vv, vl = _table_arrays(vehicle.tire_speed, k, 1.0)
+    f = lambda x: jnp.asarray(x, dtype=jnp.float64)  # noqa: E731
+    return DriverParams(f(st), f(sv), f(sl), f(vt), f(vv), f(vl))
+
+
+def initial_vehicle_state(model, vehicle) -> VehicleState:
+    """Initial state of init.c `read_vehicles()`: r = (X, Y, R3), F0 = Q(theta) F_eq,
+    v = SPEED (cos theta, sin theta, 0), W = 0, slip angles 0."""
+    theta = vehicle.orientation * math.pi / 180.0
+    c, s = math.cos(theta), math.sin(theta)
+    Q = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    F0 = Q @ np.asarray(model.eq_F, dtype=float)
+    f = lambda x: jnp.asarray(x, dtype=jnp.float64)  # noqa: E731
+    return VehicleState(
+        r=f([vehicle.x, vehicle.y, model.eq_r3]),
+        F=f(F0),
+        v=f([vehicle.speed * c, vehicle.speed * s, 0.0]),
+        W=f(np.zeros((3, 3))),
+        alpha_lag=f(np.zeros(4)),
+        alpha_rate=f(np.zeros(4)),
+        road_seg=jnp.asarray(0, dtype=jnp.int32),
+        road_s=f(0.0),
+    )
+
+
+def _table_length(scenarios) -> int:
+    return max(max(len(v.steering.times), len(v.tire_speed.times)) for s in scenarios for v in s.vehicles)
+
+
+def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact: ContactParams | None = None,
+                n_vehicles: int | None = None, tire: dict | None = None) -> tuple[Batch, SimState]:
+    """Stack scenarios into (Batch, initial SimState at t = 0 with step dt [s]). All must share
+    the road kind (flat, or spline with the same number of points). `n_vehicles` pads to a
+    fixed vehicle count; `tire` overrides tire parameters (default Goodyear 185SR14)."""
+    n_v = n_vehicles or max(len(s.vehicles) for s in scenarios)
+    if any(len(s.vehicles) > n_v for s in scenarios):
+        raise ValueError(f"a scenario has more than n_vehicles={n_v} vehicles")
+    if any(len(s.vehicles) == 0 for s in scenarios):
+        raise ValueError("a scenario has no vehicles")
+    k = _table_length(scenarios)
+    kinds = {s.road.points is None for s in scenarios}
+    if len(kinds) > 1:
+        raise ValueError("a batch cannot mix the flat plane and spline roads")
+    flat = kinds.pop()
+
+    params, drivers, valid, states, roads, pairs = [], [], [], [], [], []
+    n_pairs = len(pair_indices(n_v)[0])
+    for sc in scenarios:
+        vp, dp, st = [], [], []
+        road = None if flat else road_mod.build_road(sc.road)
+        for i in range(n_v):
+            veh = sc.vehicles[min(i, len(sc.vehicles) - 1)]  # padding repeats the last vehicle
+            model = sc.models[veh.model]
+            vp.append(vehicle_params(model, tire))
+            dp.append(driver_params(veh, k))
+            s0 = initial_vehicle_state(model, veh)
+            if road is not None:
+                seg, s = road_mod.initial_tracking(road, s0.r)
+                s0 = replace(s0, road_seg=jnp.asarray(seg, jnp.int32), road_s=jnp.asarray(s, jnp.float64))
+            st.append(s0)
+        params.append(_stack(vp))
+        drivers.append(_stack(dp))
+        valid.append(jnp.arange(n_v) < len(sc.vehicles))
+        states.append(_stack(st))
+        roads.append(road)
+        pairs.append(PairState(gamma=jnp.zeros((n_pairs, 2)), warm=jnp.zeros((n_pairs, CONTACT_WARM_SIZE)),
+                               in_contact=jnp.zeros((n_pairs,), bool)))
+    cp = contact or contact_params()
+    batch = Batch(vehicle=_stack(params), driver=_stack(drivers), valid=jnp.stack(valid),
+                  contact=_stack([cp] * len(scenarios)), road=None if flat else _stack(roads))
+    return batch, initial_state(_stack(states), _stack(pairs), dt)
+
+
+def initial_state(vehicles: VehicleState, pairs: PairState, dt: float) -> SimState:
+    """SimState at t = 0 for batched vehicle and pair states (leading axis [B])."""
+    b = vehicles.r.shape[0]
+    f = lambda x: jnp.full((b,), x, dtype=jnp.float64)  # noqa: E731
+    clock = ScenarioClock(t=f(0.0), dt=f(dt), hold=jnp.full((b,), -1, jnp.int32), t_saved=f(-100.0),
+                          status=jnp.full((b,), STATUS_OK, jnp.int32), steps=jnp.zeros((b,), jnp.int32))
+    return SimState(vehicles=vehicles, pairs=pairs, clock=clock)

@@ -1,0 +1,119 @@
+"""Time stepping: MEDUSA's predictor-corrector step (1.52) with main.c's step-size control.
+
+`scenario_step` advances one scenario by one (possibly rejected) step; `integrate.advance`
+drives a batch: every scenario keeps its own t and dt, and finished or failed scenarios
+are masked (DESIGN.md, "Numerics").
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from .params import DriverParams, Settings
+from .state import STATUS_NAN, STATUS_OFF_ROAD, STATUS_OK, PairState, SimState, VehicleState
+from .vehicle import vehicle_rates
+
+
+class ContactTerms(NamedTuple):
+    """Generalized contact terms per vehicle (V, ...), added to the rates (eq 1.41)."""
+
+    dr: jnp.ndarray  # (V, 3) added to the rate of r
+    dF: jnp.ndarray  # (V, 3, 3) added to the rate of the directors
+    dv: jnp.ndarray  # (V, 3) added to the rate of v
+    dW: jnp.ndarray  # (V, 3, 3) added to the rate of the director velocities
+
+
+def table_value(times, values, linear, t):
+    """Driver table value at time t: piecewise constant (value[i] on [times[i], times[i+1])),
+    or piecewise linear when `linear` is 1; held constant outside the table."""
+    idx = jnp.clip(jnp.searchsorted(times, t, side="right") - 1, 0, times.shape[0] - 1)
+    return jnp.where(linear > 0.5, jnp.interp(t, times, values), values[idx])
+
+
+def driver_inputs(d: DriverParams, t):
+    """Steering angle [rad] and front tire speed [m/s] of one vehicle at time t."""
+    steer = table_value(d.steer_times, d.steer_values, d.steer_linear, t)
+    speed = table_value(d.speed_times, d.speed_values, d.speed_linear, t)
+    return steer, speed
+
+
+def no_contact(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Settings):
+    """Contact stage for runs without contact: nothing touches."""
+    n = r_pred.shape[0]
+    z3, z33 = jnp.zeros((n, 3)), jnp.zeros((n, 3, 3))
+    return jnp.asarray(False), pairs, ContactTerms(z3, z33, z3, z33)
+
+
+def _contact_stage(settings: Settings, n_vehicles: int):
+    if not settings.contact or n_vehicles < 2:
+        return no_contact
+    from .contact_step import contact_stage  # noqa: PLC0415  (contact issue)
+
+    return contact_stage
+
+
+def _all_finite(tree):
+    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(tree)]))
+
+
+def scenario_step(batch_item, state: SimState, settings: Settings) -> SimState:
+    """One step of main.c `integrate()` for one scenario (no batch axis).
+
+    Predict z1~ = z1 + dt z2; detect contact on the prediction (updating the multipliers);
+    if there is contact and dt >= DT_MIN, shrink dt by 1.4641 and redo the step later;
+    otherwise take the step z <- z + dt * rates(z1~, z2, alpha_lag), eq (1.52).
+    """
+    vs, clk = state.vehicles, state.clock
+    dt = clk.dt
+    valid = batch_item.valid
+    r_pred = vs.r + dt * vs.v  # eq (1.52)_1
+    F_pred = vs.F + dt * vs.W
+
+    stage = _contact_stage(settings, vs.r.shape[0])
+    touching, pairs, c = stage(batch_item, r_pred, F_pred, vs.v, vs.W, state.pairs, settings)
+    accept = jnp.logical_not(touching) | (dt < settings.dt_min)
+
+    steer, speed = jax.vmap(driver_inputs, in_axes=(0, None))(batch_item.driver, clk.t)
+    rates, _, (seg, s, off_road) = jax.vmap(
+        vehicle_rates, in_axes=(0, None, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, None)
+    )(batch_item.vehicle, batch_item.road, r_pred, F_pred, vs.v, vs.W, vs.alpha_lag, vs.alpha_rate,
+      vs.road_seg, vs.road_s, steer, speed, settings.tires)
+
+    m = valid[:, None]  # padding vehicles do not move
+    m33 = valid[:, None, None]
+    new_vs = VehicleState(
+        r=jnp.where(m, vs.r + dt * (rates.dr + c.dr), vs.r),  # eq (1.52)_4
+        F=jnp.where(m33, vs.F + dt * (rates.dF + c.dF), vs.F),
+        v=jnp.where(m, vs.v + dt * (rates.dv + c.dv), vs.v),  # eq (1.52)_5
+        W=jnp.where(m33, vs.W + dt * (rates.dW + c.dW), vs.W),
+        alpha_lag=jnp.where(m, vs.alpha_lag + dt * rates.dalpha, vs.alpha_lag),  # eq (1.52)_6
+        alpha_rate=jnp.where(m, rates.dalpha, vs.alpha_rate),
+        road_seg=jnp.where(valid, seg, vs.road_seg),
+        road_s=jnp.where(valid, s, vs.road_s),
+    )
+    left_road = jnp.any(off_road & valid)
+    finite = _all_finite(new_vs)
+    # Only an accepted step can fail; a failed scenario keeps its last good state.
+    status = jnp.where(accept & left_road, STATUS_OFF_ROAD,
+                       jnp.where(accept & jnp.logical_not(finite), STATUS_NAN, STATUS_OK))
+    ok = status == STATUS_OK
+    take = accept & ok
+
+    # main.c: after an accepted step without contact, grow dt by 1.1 once `just_reduced`
+    # has counted 100 steps down; a predicted contact above DT_MIN shrinks dt and holds it.
+    grow = jnp.logical_not(touching) & (clk.hold < 0) & (dt < settings.dt)
+    new_dt = jnp.where(accept, jnp.where(grow, dt * settings.grow, dt), dt / settings.shrink)
+    new_hold = jnp.where(accept, clk.hold - 1, settings.hold_steps)
+    clock = clk.__class__(
+        t=jnp.where(take, clk.t + dt, clk.t),
+        dt=jnp.where(ok, new_dt, dt),
+        hold=jnp.where(ok, new_hold, clk.hold),
+        t_saved=clk.t_saved,
+        status=status,
+        steps=clk.steps + take.astype(jnp.int32),
+    )
+    pairs = jax.tree.map(lambda new, old: jnp.where(ok, new, old), pairs, state.pairs)
+    vehicles = jax.tree.map(lambda new, old: jnp.where(take, new, old), new_vs, vs)
+    return SimState(vehicles=vehicles, pairs=pairs, clock=clock)

@@ -1,0 +1,72 @@
+"""CALSPAN/STI tire model of Allen et al. as MEDUSA codes it: eqs (1.19)-(1.26), Remarks 1-3.
+
+Written so that values and gradients stay finite everywhere, including the 0/0 of
+Remark 1 at s = 0, alpha = 0 (where the forces vanish, as vehicle.c sets them).
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .params import TireParams
+
+
+def safe_norm2(a, b):
+    """sqrt(a^2 + b^2) with a finite gradient at the origin (double-where)."""
+    sq = a * a + b * b
+    is_zero = sq == 0.0
+    return jnp.where(is_zero, 0.0, jnp.sqrt(jnp.where(is_zero, 1.0, sq)))
+
+
+def contact_patch_length(fz, tp: TireParams):
+    """a_p0 of eq (1.20) [in the report's mixed units]; fz [N] > 0."""
+    return 0.0768 * jnp.sqrt(fz * tp.fz_t) / (tp.t_w * (tp.t_p + 5.0))
+
+
+def peak_friction(fz, tp: TireParams):
+    """mu0 of eq (1.20) [-]."""
+    return (tp.b1 * fz + tp.b3 + tp.b4 * fz * fz) * tp.sn_p / tp.sn_t
+
+
+def tire_forces(fz, alpha, s, tp: TireParams):
+    """Longitudinal and lateral tire forces (Fx, Fy) [N], eqs (1.20)-(1.23).
+
+    fz: normal load [N] (> 0; the caller zeroes the forces of lifted wheels),
+    alpha: (lagged) slip angle [rad], s: longitudinal slip [-].
+    """
+    # Remark 3: |s| > 1 -> s = -1. Remark 2: |alpha| > pi/2 -> alpha = pi - alpha.
+    s = jnp.where(jnp.abs(s) > 1.0, -1.0, s)
+    alpha = jnp.where(jnp.abs(alpha) > 0.5 * jnp.pi, jnp.pi - alpha, alpha)
+    fz = jnp.where(fz > 0.0, fz, 1.0)  # keeps the unused lanes of lifted wheels finite
+
+    tana, sina, cosa = jnp.tan(alpha), jnp.sin(alpha), jnp.cos(alpha)
+    ap0 = contact_patch_length(fz, tp)  # eq (1.20)
+    ks = 2.0 / (ap0 * ap0) * (tp.a0 + tp.a1 * fz - tp.a1 / tp.a2 * fz * fz)
+    kc = 2.0 / (ap0 * ap0) * fz * tp.cs_fz
+    mu0 = peak_friction(fz, tp)
+    s3 = safe_norm2(sina, s * cosa)  # sqrt(sin^2 alpha + s^2 cos^2 alpha), eq (1.21)
+    kc_prime = kc + (ks - kc) * s3
+    mu = mu0 * (1.0 - tp.k_mu * s3)
+
+    # s = 1 is the pole of Remark 1; s only reaches it for an infinite wheel-plane speed.
+    one_minus_s = jnp.where(jnp.abs(1.0 - s) < 1e-12, 1e-12, 1.0 - s)
+    g1 = safe_norm2(ks * tana, kc * s / one_minus_s)  # composite slip sigma = c*g1, eq (1.22)
+    g2 = safe_norm2(ks * tana, kc_prime * s)  # denominator of eq (1.23)
+    c = jnp.pi * ap0 * ap0 / (8.0 * mu0 * fz)
+    sig = c * g1
+    # f / sigma of eq (1.22), regular at sigma = 0:
+    f_over_sig = (sig * (tp.c1 * sig + tp.c2) + 4.0 / jnp.pi) / (sig * (sig * (tp.c1 * sig + tp.c3) + tp.c4) + 1.0)
+    # g1/g2 -> 1 at the origin along every direction (kc_prime -> kc there).
+    both_zero = g2 == 0.0
+    ratio = jnp.where(both_zero, 1.0, g1 / jnp.where(both_zero, 1.0, g2))
+    s2 = mu * fz * f_over_sig * c * ratio  # = mu*Fz*f / sqrt(Ks^2 tan^2 + Kc'^2 s^2)
+    fy = s2 * ks * tana  # eq (1.23)
+    fx = -s2 * kc_prime * s
+    return fx, fy
+
+
+def cornering_stiffness(fz, tp: TireParams):
+    """dFy/dalpha at alpha = 0, s = 0 [N/rad]: eq (1.23) with f ~ 4 sigma/pi and mu = mu0
+    for small alpha gives Fy ~ mu0*Fz*(4/pi)*c*Ks*tan(alpha) = Ks*a_p0^2/2 * tan(alpha)."""
+    ap0 = contact_patch_length(fz, tp)
+    ks = 2.0 / (ap0 * ap0) * (tp.a0 + tp.a1 * fz - tp.a1 / tp.a2 * fz * fz)
+    return 0.5 * ks * ap0 * ap0

@@ -1,0 +1,139 @@
+"""Cosserat-point chassis with suspension and tires: the rates of one vehicle, eqs (1.1)-(1.34).
+
+Everything here is for a single vehicle; `integrate.py` lifts it with vmap.
+Directors are the columns of F (F = d_i (x) E_i) and director velocities the columns of W.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from .params import GRAVITY, VehicleParams
+from .road import road_frame
+from .tire import tire_forces
+
+FREE_ROLLING_SPEED = 0.1  # init.c: driven = |TIRE_SPEED| > 0.1 [m/s]
+
+
+class Rates(NamedTuple):
+    """Time derivatives of one vehicle's state (contact terms not included)."""
+
+    dr: jnp.ndarray  # (3,) = v
+    dF: jnp.ndarray  # (3, 3) = W
+    dv: jnp.ndarray  # (3,) acceleration [m/s^2]
+    dW: jnp.ndarray  # (3, 3) director accelerations [1/s^2]
+    dalpha: jnp.ndarray  # (4,) lagged slip-angle rates [rad/s]
+
+
+class WheelInfo(NamedTuple):
+    fz: jnp.ndarray  # (4,) suspension force magnitudes, eq (1.17), 0 when lifted [N]
+    fx: jnp.ndarray  # (4,) longitudinal tire forces [N]
+    fy: jnp.ndarray  # (4,) lateral tire forces [N]
+
+
+def intrinsic_director_forces(F, lam, tm):
+    """k^i of eq (1.12) as columns of a (3, 3) array [N].
+
+    lam = V*lambda/2, tm = V*mu (init.c). k^i = lam*(d_j.d_j - 3) d_i + tm*(d_i.d_n - delta_in) d_n.
+    """
+    C = F.T @ F  # C[i, n] = d_i . d_n
+    strain = C - jnp.eye(3)
+    return lam * jnp.trace(strain) * F + tm * F @ strain
+
+
+def stored_energy(F, lam, tm):
+    """m*psi of eq (1.34) [J]: V/2 (lambda eps_jj^2 + 2 mu eps_mn eps_mn), eps = (d_i.d_j - delta_ij)/2."""
+    strain = F.T @ F - jnp.eye(3)
+    return 0.25 * (lam * jnp.trace(strain) ** 2 + tm * jnp.sum(strain * strain))
+
+
+def wheel_headings(F, e3, steer):
+    """Heading and lateral unit vectors (4, 3) of the wheels, eqs (1.14)-(1.15).
+
+    Rear wheels follow d1 projected on the road plane; the front wheels are turned by the
+    steering angle `steer` [rad], positive to the left. e_y = e_z x e_x with e_z = -e3.
+    """
+    d1 = F[:, 0]
+    ex_rear = d1 - jnp.dot(d1, e3) * e3  # eq (1.14)
+    ex_rear = ex_rear / jnp.linalg.norm(ex_rear)
+    ey_rear = jnp.cross(-e3, ex_rear)
+    c, s = jnp.cos(steer), jnp.sin(steer)
+    ex_front = c * ex_rear - s * ey_rear  # eq (1.15): e_x^3 x e_3 = -e_y^3
+    ey_front = s * ex_rear + c * ey_rear
+    ex = jnp.stack([ex_front, ex_front, ex_rear, ex_rear])
+    ey = jnp.stack([ey_front, ey_front, ey_rear, ey_rear])
+    return ex, ey
+
+
+def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg, s, steer, tire_speed, tires=True):
+    """Rates of one vehicle as vehicle.c `equations_of_motion()` computes them.
+
+    r, F: (predicted) positions and directors; v, W: velocities; alpha_lag (4,) lagged slip
+    angles; alpha_rate (4,) the previous slip-angle rates (kept for lifted wheels, whose rate
+    vehicle.c leaves untouched); steer [rad] and tire_speed [m/s] the driver inputs at t.
+    Returns (Rates, WheelInfo, (seg, s, off_road)).
+    """
+    frame, seg, s, off_road = road_frame(road, r, seg, s)
+    e3 = frame.e3
+    ex, ey = wheel_headings(F, e3, steer)
+
+    Xq = p.X  # (4, 3) material coordinates of the assembly points, eq (1.11)
+    vq = v + Xq @ W.T  # (4, 3) assembly-point velocities, eq (1.18)
+    vq_n = vq @ e3
+    vt = vq - vq_n[:, None] * e3  # projection into the road plane, eq (1.18)
+    rq = r + Xq @ F.T  # (4, 3) assembly points, eq (1.2)
+    deflection = (rq - frame.point) @ e3
+    fz = -(p.C * (deflection - p.spring_ref) + p.D * vq_n)  # eq (1.17)
+    loaded = fz > 0.0  # wheel lift-off: no force when Fz <= 0
+
+    vx = jnp.sum(vt * ex, axis=1)
+    vy = jnp.sum(vt * ey, axis=1)
+    alpha = jnp.arctan2(vy, vx)  # eq (1.19)
+    driven = (jnp.abs(tire_speed) > FREE_ROLLING_SPEED) & (jnp.arange(4) < 2)
+    vx_safe = jnp.where(vx == 0.0, 1.0, vx)
+    slip = jnp.where(driven & (vx != 0.0), 1.0 - tire_speed / vx_safe, jnp.where(driven, -1.0, 0.0))  # eq (1.19)
+    if tires:
+        fx, fy = tire_forces(fz, alpha_lag, slip, p.tire)  # lagged slip angle replaces alpha (Remark 4)
+    else:
+        fx = fy = jnp.zeros(4)
+    fx = jnp.where(loaded, fx, 0.0)
+    fy = jnp.where(loaded, fy, 0.0)
+    fz = jnp.where(loaded, fz, 0.0)
+    dalpha = jnp.where(loaded, p.tau_inv * (alpha - alpha_lag), alpha_rate)  # eq (1.27) as vehicle.c codes it
+
+    fq = fx[:, None] * ex - fy[:, None] * ey + fz[:, None] * e3  # eq (1.16), -Fz e_z = Fz e3
+    l0 = jnp.sum(fq, axis=0) - jnp.array([0.0, 0.0, p.mass * GRAVITY])  # eq (1.10)
+    li = fq.T @ Xq  # (3, 3): column i = sum_q X_q^i f^q, eq (1.10)
+    k = intrinsic_director_forces(F, p.lam, p.tm)
+    # eq (1.30): z2' = M^-1 (A f - k + u); vehicle.c multiplies by the inverse mass matrix.
+    dv = l0 * (1.0 / p.mass)
+    dW = (li - k) * (1.0 / p.my)
+    rates = Rates(dr=v, dF=W, dv=dv, dW=dW, dalpha=dalpha)
+    return rates, WheelInfo(fz=fz, fx=fx, fy=fy), (seg, s, off_road)
+
+
+def energy_medusa(p: VehicleParams, r, F, v, W):
+    """Total energy as vehicle.c `energy()` computes it [J]: eq (1.33) WITHOUT the
+    translational kinetic energy m v.v/2 (its kinetic loop starts at index 4), and with the
+    spring energy measured from z = 0 (eq 1.34)."""
+    t_dir = 0.5 * jnp.sum(p.my * jnp.sum(W * W, axis=0))
+    rq3 = r[2] + p.X @ F[2, :]  # vertical coordinate of each assembly point
+    v_springs = 0.5 * jnp.sum(p.C * (rq3 - p.spring_ref) ** 2)
+    return t_dir + stored_energy(F, p.lam, p.tm) + v_springs + p.mass * GRAVITY * r[2]
+
+
+def energy_total(p: VehicleParams, r, F, v, W):
+    """Total energy E of eqs (1.33)-(1.34) in full [J] (MEDUSA's figure plus m v.v/2)."""
+    return energy_medusa(p, r, F, v, W) + 0.5 * p.mass * jnp.dot(v, v)
+
+
+def orientation_angles(F):
+    """Heading, pitch and roll [rad] as main.c derives them for SmartPath from the directors."""
+    d11, d12, d13 = F[0, 0], F[1, 0], F[2, 0]
+    d31, d32, d33 = F[0, 2], F[1, 2], F[2, 2]
+    h = jnp.sqrt(d11 * d11 + d12 * d12)
+    heading = jnp.arctan2(d12, d11)
+    pitch = jnp.arctan2((d31 * d11 + d12 * d32) / h, d33)
+    roll = jnp.arctan2((d12 * d31 - d11 * d32) / h, d33)
+    return heading, pitch, roll
