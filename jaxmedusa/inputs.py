@@ -1,0 +1,368 @@
+"""Scenario inputs: a folder of MEDUSA files, or a TOML scenario file.
+
+`load_scenario(path)` accepts
+- a folder holding model.dat, platoon.dat and road.dat (if it also holds
+  `scenario.toml`, that file is loaded instead);
+- a `.toml` scenario file;
+- a platoon file (`*.dat`) inside a MEDUSA folder (model.dat and road.dat beside it).
+
+TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times in s)::
+
+    name = "offset-steered"           # optional; default: the file's stem, or for a
+                                      # file named scenario.toml its folder's name
+
+    # Source A: MEDUSA files (paths relative to this TOML file).
+    [medusa]
+    folder = "../offset"              # default "." (the TOML file's folder)
+    platoon = "platoon.dat"           # default "platoon.dat"
+
+    # Source B: inline models and vehicles (instead of [medusa]).
+    [[models]]                        # MODEL 1; fields named as in scenario.ModelSpec:
+    mass = 1573.0                     # MASS [kg]
+    ix = 479.6                        # IX, IY, IZ [kg m^2]
+    iy = 2594.6
+    iz = 2782.0
+    young = 600.0e6                   # E [N/m^2]
+    nu = 0.30                         # NU
+    volume = 0.42                     # VOLUME [m^3]
+    l1 = 1.034                        # L1, L2, B (track), H1, H2 [m]
+    l2 = 1.491
+    track = 1.2
+    h1 = 0.0
+    h2 = 0.0
+    spring_ref = 0.15                 # SPRING_REF [m]
+    c1 = 40000.0                      # C1, C2 [N/m]
+    c2 = 40000.0
+    d1 = 1500.0                       # D1, D2 [N s/m]
+    d2 = 1200.0
+    tire_lag = 0.0016                 # TIRE [s]
+    contact_dims = [4.0, 1.6, 1.3]    # CONTACT A1 A2 A3 [m]
+    eq_r3 = 5.039617e-2               # EQUILIBRIUM R3 [m]
+    eq_F = [[0.9972, 0.0, 0.0749],    # 3x3, eq_F[j][i] = D(i+1)(j+1): the COLUMNS are
+            [0.0, 1.0, 0.0],          # the directors (F = d_i (x) E_i)
+            [-0.0748, 0.0, 0.9972]]
+
+    [[vehicles]]                      # vehicle 1
+    model = 1                         # 1-based, as VEHICLE_HAS_MODEL (required)
+    x = 0.0                           # required
+    y = 0.0                           # required
+    speed = 22.0                      # required
+    orientation_deg = 0.0             # default 0
+    tire_speed = 0.0                  # default 0 (|v| <= 0.1: free rolling)
+    steering_deg = { times = [0.0, 0.3], values = [0.0, 3.0], kind = "constant" }  # default 0
+
+    # Optional, with either source: the road (default for inline scenarios: MEDUSA's
+    # ideal flat plane z = 0; with [medusa] it replaces road.dat).
+    [road]
+    points = [[0, 0, 0, 0], [30, 0, 0, 5], [60, 0, 0, 0], [90, 0, 0, 0]]  # x, y, z, bank_deg; >= 4
+    # or: flat = true                 # the ideal flat plane (RoadSpec(points=None))
+
+    # Optional, with either source: per-vehicle / per-model replacements, keyed by the
+    # 1-based number; the keys are those of [[vehicles]] / [[models]].
+    [overrides.vehicles.1]
+    steering_deg = { times = [0.0, 0.3, 0.5], values = [0.0, 3.0, 0.0], kind = "constant" }
+    [overrides.models.2]
+    mass = 1600.0
+
+    # Optional simulation settings, returned to the caller (not part of the Scenario).
+    [simulation]
+    end_time = 3.0                    # [s], MEDUSA -t
+    dt = 5e-5                         # [s], MEDUSA -d
+    save_every = 0.01                 # [s], MEDUSA -s
+    contact_law = "medusa"            # "medusa" | "physical"
+    contact_geometry = "superellipsoid"  # "superellipsoid" | "ellipsoid" | "box"
+    tires = true
+    # (every other field of params.Settings is accepted too, e.g. dt_min, contact)
+
+A driver input (tire_speed, steering_deg) is a number (a constant) or a table
+`{ times = [...], values = [...], kind = "constant" | "linear" }`: times non-decreasing,
+as many values as times, kind default "constant" (see scenario.DriverTable).
+Unknown keys are errors that name the key and the file.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from pathlib import Path
+
+from .legacy import KEYWORD_FIELDS, MedusaInputError, model_problems, read_medusa_folder, read_models, read_platoon, read_road
+from .scenario import DriverTable, ModelSpec, RoadSpec, Scenario, VehicleSpec
+
+__all__ = ["load_scenario", "scenario_from_dict", "driver_table", "SIMULATION_CHOICES"]
+
+# Allowed string values of [simulation] settings.
+SIMULATION_CHOICES = {
+    "contact_law": ("medusa", "physical"),
+    "contact_geometry": ("superellipsoid", "ellipsoid", "box"),
+}
+
+_MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]
+_VEHICLE_KEYS = ("model", "x", "y", "speed", "orientation_deg", "tire_speed", "steering_deg")
+_VEHICLE_REQUIRED = ("model", "x", "y", "speed")
+_TOP_KEYS = ("name", "medusa", "models", "vehicles", "road", "overrides", "simulation")
+
+
+def load_scenario(path: str | Path) -> tuple[Scenario, dict]:
+    """Load a scenario from a MEDUSA folder, a platoon .dat file or a TOML file.
+
+    Returns (scenario, settings): settings holds the [simulation] entries found in the
+    TOML file (empty for MEDUSA files), for the caller to pass to `params.Settings`.
+    """
+    path = Path(path)
+    if path.is_dir():
+        if (path / "scenario.toml").is_file():
+            return load_scenario(path / "scenario.toml")
+        return read_medusa_folder(path), {}
+    if path.suffix.lower() == ".toml":
+        try:
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+        except OSError as e:
+            raise MedusaInputError(f"{path}: cannot open file ({e.strerror})") from None
+        except tomllib.TOMLDecodeError as e:
+            raise MedusaInputError(f"{path}: not valid TOML: {e}") from None
+        name = path.parent.resolve().name if path.name == "scenario.toml" else path.stem
+        return scenario_from_dict(data, base_dir=path.parent, source=str(path), default_name=name)
+    if path.suffix.lower() == ".dat" and path.is_file():
+        return read_medusa_folder(path.parent, platoon=path.name), {}
+    raise MedusaInputError(f"{path}: not a MEDUSA folder, a platoon .dat file or a .toml scenario file")
+
+
+def scenario_from_dict(
+    data: dict, base_dir: str | Path = ".", source: str = "<scenario>", default_name: str = "scenario"
+) -> tuple[Scenario, dict]:
+    """A Scenario and its simulation settings from a parsed TOML table (schema: module docstring).
+
+    `base_dir` resolves relative paths; `source` names the file in error messages. A study
+    file may call this on its own scenario sub-table.
+    """
+    err = _Errors(source)
+    err.keys(data, _TOP_KEYS, "top level")
+    name = data.get("name", default_name)
+    if not isinstance(name, str):
+        err.fail("name", f"a string expected, got {name!r}")
+
+    if "medusa" in data:
+        if "models" in data or "vehicles" in data:
+            err.fail("medusa", "give either [medusa] or inline [[models]]/[[vehicles]], not both")
+        m = err.table(data["medusa"], "medusa")
+        err.keys(m, ("folder", "platoon"), "medusa")
+        folder = Path(base_dir) / err.string(m.get("folder", "."), "medusa.folder")
+        platoon = err.string(m.get("platoon", "platoon.dat"), "medusa.platoon")
+        if not folder.is_dir():
+            err.fail("medusa.folder", f"folder {folder} does not exist")
+        models = read_models(folder / "model.dat")
+        vehicles = read_platoon(folder / platoon, len(models))
+        road = None if "road" in data else read_road(folder / "road.dat")
+    else:
+        if "models" not in data or "vehicles" not in data:
+            err.fail("models", "give [medusa] or both [[models]] and [[vehicles]]")
+        models = [_model(t, f"models[{k}]", err) for k, t in enumerate(err.array(data["models"], "models"), 1)]
+        vehicles = [
+            _vehicle(t, f"vehicles[{k}]", len(models), err) for k, t in enumerate(err.array(data["vehicles"], "vehicles"), 1)
+        ]
+        road = None if "road" in data else RoadSpec()
+    if "road" in data:
+        road = _road(data["road"], err)
+
+    if "overrides" in data:
+        o = err.table(data["overrides"], "overrides")
+        err.keys(o, ("models", "vehicles"), "overrides")
+        for key, table in err.table(o.get("models", {}), "overrides.models").items():
+            k = _index(key, len(models), f"overrides.models.{key}", err)
+            models[k] = _model(table, f"overrides.models.{key}", err, base=models[k])
+        for key, table in err.table(o.get("vehicles", {}), "overrides.vehicles").items():
+            k = _index(key, len(vehicles), f"overrides.vehicles.{key}", err)
+            vehicles[k] = _vehicle(table, f"overrides.vehicles.{key}", len(models), err, base=vehicles[k])
+
+    settings = _settings(data.get("simulation", {}), err)
+    return Scenario(name=name, models=models, vehicles=vehicles, road=road), settings
+
+
+def driver_table(value, where: str = "driver table", source: str = "<scenario>") -> DriverTable:
+    """A DriverTable from a number (constant) or a {times, values, kind} table."""
+    err = _Errors(source)
+    if _is_number(value):
+        return DriverTable(times=(0.0,), values=(err.number(value, where),), kind="constant")
+    t = err.table(value, where)
+    err.keys(t, ("times", "values", "kind"), where)
+    if "times" not in t or "values" not in t:
+        err.fail(where, "a number or a table with 'times' and 'values' expected")
+    times = [err.number(x, f"{where}.times") for x in err.array(t["times"], f"{where}.times")]
+    values = [err.number(x, f"{where}.values") for x in err.array(t["values"], f"{where}.values")]
+    if not times or len(times) != len(values):
+        err.fail(where, f"as many values as times (at least one) expected, got {len(times)} times, {len(values)} values")
+    for i in range(1, len(times)):
+        if times[i] < times[i - 1]:
+            err.fail(f"{where}.times", f"times must be non-decreasing, but {times[i]:g} follows {times[i - 1]:g}")
+    kind = t.get("kind", "constant")
+    if kind not in ("constant", "linear"):
+        err.fail(f"{where}.kind", f"'constant' or 'linear' expected, got {kind!r}")
+    return DriverTable(times=tuple(times), values=tuple(values), kind=kind)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+class _Errors:
+    """Validation helpers that raise MedusaInputError naming the file and the key."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, key: str, message: str):
+        raise MedusaInputError(f"{self.source}: {key}: {message}")
+
+    def keys(self, table: dict, allowed, where: str):
+        for key in table:
+            if key not in allowed:
+                self.fail(f"{where}.{key}" if where != "top level" else key,
+                          f"unknown key '{key}' in {where}; expected one of {', '.join(allowed)}")
+
+    def table(self, value, key: str) -> dict:
+        if not isinstance(value, dict):
+            self.fail(key, f"a table expected, got {value!r}")
+        return value
+
+    def array(self, value, key: str) -> list:
+        if not isinstance(value, list):
+            self.fail(key, f"an array expected, got {value!r}")
+        return value
+
+    def string(self, value, key: str) -> str:
+        if not isinstance(value, str):
+            self.fail(key, f"a string expected, got {value!r}")
+        return value
+
+    def number(self, value, key: str) -> float:
+        if not _is_number(value):
+            self.fail(key, f"a number expected, got {value!r}")
+        if not math.isfinite(value):
+            self.fail(key, f"a finite number expected, got {value!r}")
+        return float(value)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _index(key: str, n: int, where: str, err: _Errors) -> int:
+    """0-based index of a 1-based override key '1'..'n'."""
+    if not key.isdigit() or not 1 <= int(key) <= n:
+        err.fail(where, f"a number 1..{n} expected as key, got '{key}'")
+    return int(key) - 1
+
+
+def _model(t, where: str, err: _Errors, base: ModelSpec | None = None) -> ModelSpec:
+    """A ModelSpec from a table of ModelSpec fields (all required unless `base` is given)."""
+    t = err.table(t, where)
+    err.keys(t, _MODEL_FIELDS, where)
+    values = dataclasses.asdict(base) if base is not None else {}
+    for f in _MODEL_FIELDS:
+        if f not in t:
+            if base is None:
+                err.fail(f"{where}.{f}", "missing")
+            continue
+        if f == "contact_dims":
+            dims = err.array(t[f], f"{where}.{f}")
+            if len(dims) != 3:
+                err.fail(f"{where}.{f}", f"3 numbers [A1, A2, A3] expected, got {dims!r}")
+            values[f] = tuple(err.number(x, f"{where}.{f}") for x in dims)
+        elif f == "eq_F":
+            rows = err.array(t[f], f"{where}.{f}")
+            if len(rows) != 3 or any(not isinstance(r, list) or len(r) != 3 for r in rows):
+                err.fail(f"{where}.{f}", f"a 3x3 array expected, got {rows!r}")
+            values[f] = tuple(tuple(err.number(x, f"{where}.{f}") for x in r) for r in rows)
+        else:
+            values[f] = err.number(t[f], f"{where}.{f}")
+    values["contact_dims"] = tuple(values["contact_dims"])
+    values["eq_F"] = tuple(tuple(r) for r in values["eq_F"])
+    model = ModelSpec(**values)
+    problems = model_problems(model)
+    if problems:
+        kw, reason = problems[0]
+        err.fail(f"{where}.{KEYWORD_FIELDS[kw]}", reason)
+    return model
+
+
+def _vehicle(t, where: str, n_models: int, err: _Errors, base: VehicleSpec | None = None) -> VehicleSpec:
+    """A VehicleSpec from a [[vehicles]] table (model is 1-based)."""
+    t = err.table(t, where)
+    err.keys(t, _VEHICLE_KEYS, where)
+    if base is None:
+        for key in _VEHICLE_REQUIRED:
+            if key not in t:
+                err.fail(f"{where}.{key}", "missing")
+        base = VehicleSpec(model=0, x=0.0, y=0.0, orientation=0.0, speed=0.0)
+    v = dataclasses.replace(base)
+    if "model" in t:
+        m = t["model"]
+        if not isinstance(m, int) or isinstance(m, bool) or not 1 <= m <= n_models:
+            err.fail(f"{where}.model", f"a model number 1..{n_models} expected, got {m!r}")
+        v.model = m - 1
+    for key, attr in (("x", "x"), ("y", "y"), ("speed", "speed"), ("orientation_deg", "orientation")):
+        if key in t:
+            setattr(v, attr, err.number(t[key], f"{where}.{key}"))
+    if "tire_speed" in t:
+        v.tire_speed = driver_table(t["tire_speed"], f"{where}.tire_speed", err.source)
+    if "steering_deg" in t:
+        v.steering = driver_table(t["steering_deg"], f"{where}.steering_deg", err.source)
+    return v
+
+
+def _road(t, err: _Errors) -> RoadSpec:
+    """A RoadSpec from [road]: points = [[x, y, z, bank_deg], ...] (>= 4) or flat = true."""
+    t = err.table(t, "road")
+    err.keys(t, ("points", "flat"), "road")
+    if ("points" in t) == ("flat" in t):
+        err.fail("road", "give either 'points' or 'flat = true'")
+    if "flat" in t:
+        if t["flat"] is not True:
+            err.fail("road.flat", f"true expected, got {t['flat']!r}")
+        return RoadSpec(points=None)
+    rows = err.array(t["points"], "road.points")
+    if len(rows) < 4:
+        err.fail("road.points", f"at least 4 road points expected, got {len(rows)}")
+    points = []
+    for k, r in enumerate(rows, start=1):
+        key = f"road.points[{k}]"
+        if not isinstance(r, list) or len(r) != 4:
+            err.fail(key, f"[x, y, z, bank_deg] expected, got {r!r}")
+        p = tuple(err.number(x, key) for x in r)
+        if abs(p[3]) >= 90.0:
+            err.fail(key, f"banking angle {p[3]:g} deg must lie in (-90, 90)")
+        if points and p[:3] == points[-1][:3]:
+            err.fail(key, f"road point {k} repeats road point {k - 1}")
+        points.append(p)
+    return RoadSpec(points=tuple(points))
+
+
+def _settings(t, err: _Errors) -> dict:
+    """The [simulation] table, checked against the fields of params.Settings."""
+    from .params import Settings  # local import: params pulls in jax
+
+    t = err.table(t, "simulation")
+    defaults = {f.name: f.default for f in dataclasses.fields(Settings)}
+    err.keys(t, tuple(defaults), "simulation")
+    out = {}
+    for key, value in t.items():
+        where = f"simulation.{key}"
+        default = defaults[key]
+        if isinstance(default, bool):
+            if not isinstance(value, bool):
+                err.fail(where, f"true or false expected, got {value!r}")
+        elif isinstance(default, int):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                err.fail(where, f"a whole number >= 0 expected, got {value!r}")
+        elif isinstance(default, float):
+            value = err.number(value, where)
+            if value <= 0:
+                err.fail(where, f"a number > 0 expected, got {value:g}")
+        elif isinstance(default, str):
+            value = err.string(value, where)
+            choices = SIMULATION_CHOICES.get(key)
+            if choices and value not in choices:
+                err.fail(where, f"one of {', '.join(choices)} expected, got {value!r}")
+        out[key] = value
+    return out
