@@ -1,13 +1,46 @@
-"""Road geometry: the road point and triad {e1, e2, e3} under a vehicle.
+"""Road geometry: MEDUSA's spline road, its banked triad {e1, e2, e3}, and the tracking point.
 
-This is the one interface the vehicle model uses to reach the road. `road=None`
-is MEDUSA's ideal flat plane z = 0 (triad = E1, E2, E3).
+This is the one interface the vehicle model uses to reach the road:
+
+    frame, seg, s, off_road = road_frame(road, r, seg, s)
+
+`road=None` is MEDUSA's ideal flat plane z = 0 (triad E1, E2, E3, point (x, y, 0)).
+Otherwise `road` is a `RoadParams` built by `build_road` exactly as init.c `road_init()`
+builds the spline (report section 1.3, eqs (1.35)-(1.36)), and `road_frame` follows road.c
+`road()`: the tracking point is the point of the vehicle's road segment closest (3D) to the
+centre of mass (`dist_road()`), the tangent has |dx/ds| (`tangent[1] = fabs(tangent[1])`),
+and the normal e3 is tilted by the interpolated banking angle, positive to the right.
+
+Segments use MEDUSA's numbering 1..NS, NS = n_points + 1 (the C arrays are 1-based):
+segment k runs from node k to node k+1, where node 1 and node NS+1 are the two virtual end
+points. Segments 2, 3, 4 share one cubic (through user points 1-4) and cover its parameter
+s in [0, 1/3], [1/3, 2/3], [2/3, 1]; every other segment has s in [0, 1].
+
+Tracking is branchless and fixed-cost (see docs/medusa-notes.md, "Road"): the segment
+label moves by at most one per call, by the half-planes through the nodes normal to the
+road tangent (MEDUSA's spheres and `projection()` tests); the parameter is the global
+minimiser of |C(s) - r| on that segment (a grid of samples plus the warm start, then
+Newton steps). A vehicle past the last user point, or before the first virtual point,
+gets off_road = True (MEDUSA exits the program there).
 """
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
+import numpy as np
+
+from .pytree import pytree_dataclass
+
+N_GRID = 6  # starting points per segment (plus the warm start) of the closest-point search
+N_NEWTON = 4  # Newton steps on (C(s) - r).C'(s) = 0 from each starting point
+_TINY = 1e-30  # guard for norms and divisions (squared lengths in m^2)
+
+
+class RoadWarning(UserWarning):
+    """A road the original program would mishandle (e.g. a segment that runs backwards in x)."""
 
 
 class RoadFrame(NamedTuple):
@@ -17,13 +50,282 @@ class RoadFrame(NamedTuple):
     e3: jnp.ndarray  # (3,) upward normal of the (banked) road plane
 
 
-def road_frame(road, r, seg, s):
-    """Road frame under the point r (3,) given the tracking state (seg, s).
+@pytree_dataclass
+class RoadParams:
+    """A spline road (NS = n_points + 1 segments). A batch stacks leaves on a leading axis.
 
-    Returns (frame, seg_new, s_new, off_road) where off_road is a bool scalar.
+    coef[k-1, p] is the xyz coefficient of s^p of segment k, i.e. road.c's C[1..3][k][4-p]:
+    C_k(s) = coef[k-1, 0] + coef[k-1, 1] s + coef[k-1, 2] s^2 + coef[k-1, 3] s^3, eq (1.35).
+    """
+
+    coef: jnp.ndarray  # (NS, 4, 3) [m]
+    s_lo: jnp.ndarray  # (NS,) lower end of the segment's parameter range
+    s_hi: jnp.ndarray  # (NS,) upper end
+    bank: jnp.ndarray  # (NS, 2): banking angle = bank[k-1, 0] * s + bank[k-1, 1] [rad]
+    nodes: jnp.ndarray  # (NS + 1, 3) nodal points, virtual ends included (init.c XIN) [m]
+    node_tangent: jnp.ndarray  # (NS + 1, 3) unit tangent at each node, |x| as projection() takes it
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def _validate(points) -> np.ndarray:
+    """(n, 4) float array of the user points; ValueError naming the (1-based) point."""
+    if points is None:
+        raise ValueError("road has no points (points=None is the flat plane: use road=None)")
+    rows = list(points)
+    n = len(rows)
+    if n < 4:
+        raise ValueError(
+            f"a road needs at least 4 points (road_init() fits the first cubic through points 1-4), got {n}"
+        )
+    out = np.empty((n, 4))
+    for i, row in enumerate(rows, start=1):
+        try:
+            vals = [float(v) for v in row]
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"road point {i} of {n}: 4 numbers (x, y, z [m], bank [deg]) expected, got {row!r}") from exc
+        if len(vals) != 4:
+            raise ValueError(f"road point {i} of {n}: 4 numbers (x, y, z [m], bank [deg]) expected, got {len(vals)}")
+        if not all(np.isfinite(vals)):
+            raise ValueError(f"road point {i} of {n}: finite x, y, z [m] and bank [deg] expected, got {tuple(vals)}")
+        if abs(vals[3]) >= 90.0:
+            raise ValueError(f"road point {i} of {n}: banking angle in (-90, 90) deg expected, got {vals[3]:g}")
+        out[i - 1] = vals
+        if i > 1 and np.array_equal(out[i - 1, :3], out[i - 2, :3]):
+            raise ValueError(
+                f"road point {i} of {n} repeats road point {i - 1} at {tuple(out[i - 1, :3])}: "
+                "neighbouring road points must be distinct"
+            )
+    return out
+
+
+def spline_coefficients(user: np.ndarray):
+    """init.c `road_init()` for user points (n, 4) [m, m, m, deg]: returns
+    (XIN (n+2, 4) with the virtual end points and bank in rad, coef (n+1, 4, 3),
+    s_lo (n+1,), s_hi (n+1,), bank (n+1, 2))."""
+    n = user.shape[0]
+    ns = n + 1
+    xin = np.zeros((n + 2, 4))  # 0-based: xin[i] is MEDUSA's XIN[i+1]
+    xin[1 : n + 1] = user
+    xin[1 : n + 1, 3] *= np.pi / 180.0  # degrees -> rad (end of road_init())
+    # Virtual points ten segment-lengths out, at the height of their neighbour, no bank.
+    xin[0, :2] = xin[1, :2] - 10.0 * (xin[2, :2] - xin[1, :2])
+    xin[0, 2] = xin[1, 2]
+    xin[n + 1, :2] = xin[n, :2] + 10.0 * (xin[n, :2] - xin[n - 1, :2])
+    xin[n + 1, 2] = xin[n, 2]
+
+    coef = np.zeros((ns, 4, 3))
+    # Segment 1, "a straight line": road_init() sets y, z constant (C[j][1][1..3] = 0,
+    # C[j][1][4] = XIN[1][j]) and x linear from XIN[1] to XIN[2]. The printed x formula
+    # (p = (XIN[1][1]+XIN[2][1])/3 ...) is straight only when XIN[1][1] = 0; see the notes.
+    coef[0, 0] = xin[0, :3]
+    coef[0, 1, 0] = xin[1, 0] - xin[0, 0]
+    # Segments 2-4: the cubic through user points 1-4 at s = 0, 1/3, 2/3, 1.
+    p1, p2, p3, p4 = xin[1, :3], xin[2, :3], xin[3, :3], xin[4, :3]
+    cubic = np.stack([
+        p1,
+        -11.0 * p1 / 2 + 9.0 * p2 - 9.0 * p3 / 2 + p4,
+        9.0 * p1 - 45.0 * p2 / 2 + 18.0 * p3 - 9.0 * p4 / 2,
+        (-9.0 * p1 + 27.0 * p2 - 27.0 * p3 + 9.0 * p4) / 2,
+    ])
+    coef[1] = coef[2] = coef[3] = cubic
+    # Segments 5..NS: continuity of value, slope and curvature at s = 1 of the previous
+    # segment, eq (1.36); the cubic's slope is per 1/3 of its s, hence possible overshoot.
+    for k in range(4, ns):  # 0-based segment index (MEDUSA segment k+1)
+        prev = coef[k - 1]
+        coef[k, 0] = xin[k, :3]
+        coef[k, 1] = prev[1] + 2.0 * prev[2] + 3.0 * prev[3]
+        coef[k, 2] = prev[2] + 3.0 * prev[3]
+        coef[k, 3] = xin[k + 1, :3] - xin[k, :3] - coef[k, 1] - coef[k, 2]
+
+    s_lo = np.zeros(ns)
+    s_hi = np.ones(ns)
+    s_lo[1:4] = [0.0, 1.0 / 3.0, 2.0 / 3.0]
+    s_hi[1:4] = [1.0 / 3.0, 2.0 / 3.0, 1.0]
+
+    # Banking angle = a s + b per segment, road.c `road()` (segment 1 is unbanked).
+    b = xin[:, 3]
+    bank = np.zeros((ns, 2))
+    bank[1] = [3.0 * (b[2] - b[1]), b[1]]
+    bank[2] = [3.0 * (b[3] - b[2]), 2.0 * b[2] - b[3]]
+    bank[3] = [3.0 * (b[4] - b[3]), 3.0 * b[3] - 2.0 * b[4]]
+    for k in range(4, ns):
+        bank[k] = [b[k + 1] - b[k], b[k]]
+    return xin, coef, s_lo, s_hi, bank
+
+
+def _np_derivative(c, s):
+    return c[1] + 2.0 * c[2] * s + 3.0 * c[3] * s * s
+
+
+def _node_tangents(coef, s_lo, s_hi):
+    ns = coef.shape[0]
+    t = np.empty((ns + 1, 3))
+    for k in range(ns):  # node k+1 (1-based) starts segment k+1
+        t[k] = _np_derivative(coef[k], s_lo[k])
+    t[ns] = _np_derivative(coef[ns - 1], s_hi[ns - 1])
+    t[:, 0] = np.abs(t[:, 0])  # as projection() does
+    norm = np.linalg.norm(t, axis=1, keepdims=True)
+    return np.where(norm > 0.0, t / np.where(norm > 0.0, norm, 1.0), np.array([1.0, 0.0, 0.0]))
+
+
+def _warn_backwards(coef, s_lo, s_hi, n_points):
+    """RoadWarning for each user segment (2..n_points) whose curve runs backwards in x."""
+    u = np.linspace(0.0, 1.0, 65)
+    for k in range(1, n_points):  # 0-based index of MEDUSA segments 2..NP
+        s = s_lo[k] + (s_hi[k] - s_lo[k]) * u
+        dx = _np_derivative(coef[k, :, 0], s)
+        if np.any(dx < 0.0):
+            x = coef[k, 0, 0] + s * (coef[k, 1, 0] + s * (coef[k, 2, 0] + s * coef[k, 3, 0]))
+            warnings.warn(
+                f"road segment from point {k} to point {k + 1}: the fitted curve runs backwards in x "
+                f"(x from {x[0]:g} reaches {x.min():g} .. {x.max():g} m on the way to {x[-1]:g}). "
+                "road.c takes |dx/ds| there and the original program loses track of a vehicle; "
+                "jaxmedusa tracks the closest point on the segment, but on a sloped or curved road "
+                "the triad there is not the road's. Respace the points (see docs/medusa-notes.md, Road).",
+                RoadWarning,
+                stacklevel=3,
+            )
+
+
+def build_road(spec) -> RoadParams | None:
+    """RoadParams from a RoadSpec (points: >= 4 tuples (x, y, z [m], bank [deg])), exactly
+    as init.c `road_init()` builds the spline. `spec.points is None` gives None (flat plane).
+
+    Raises ValueError for fewer than 4 points, a point that is not 4 finite numbers, a bank
+    outside (-90, 90) deg, or a point equal to its predecessor. Warns (RoadWarning) when a
+    user segment runs backwards in x, where the original program loses the vehicle.
+    """
+    points = spec.points if hasattr(spec, "points") else spec
+    if points is None:
+        return None
+    user = _validate(points)
+    xin, coef, s_lo, s_hi, bank = spline_coefficients(user)
+    _warn_backwards(coef, s_lo, s_hi, user.shape[0])
+    f = lambda x: jnp.asarray(x, dtype=jnp.float64)  # noqa: E731
+    return RoadParams(
+        coef=f(coef), s_lo=f(s_lo), s_hi=f(s_hi), bank=f(bank),
+        nodes=f(xin[:, :3]), node_tangent=f(_node_tangents(coef, s_lo, s_hi)),
+    )
+
+
+def n_segments(road: RoadParams) -> int:
+    """NS = n_points + 1 (static: from the array shapes)."""
+    return road.coef.shape[-3]
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+def _curve(c, s):
+    """C(s), C'(s), C''(s) of one segment with coefficients c (4, 3); s scalar or (M,)."""
+    s = jnp.asarray(s)[..., None]
+    pos = ((c[3] * s + c[2]) * s + c[1]) * s + c[0]
+    d1 = (3.0 * c[3] * s + 2.0 * c[2]) * s + c[1]
+    d2 = 6.0 * c[3] * s + 2.0 * c[2]
+    return pos, d1, d2
+
+
+def curve(road: RoadParams, seg, s):
+    """Point C(s) (3,) [m] and derivative C'(s) (3,) of segment `seg` (1-based) at s."""
+    pos, d1, _ = _curve(road.coef[seg - 1], s)
+    return pos, d1
+
+
+def _newton(c, lo, hi, r, s):
+    """One safeguarded Newton step on g(s) = (C(s) - r).C'(s) = 0 (d_road's gradient), clamped to [lo, hi]."""
+    pos, d1, d2 = _curve(c, s)
+    diff = pos - r
+    g = jnp.dot(diff, d1)
+    h = jnp.maximum(jnp.dot(d1, d1) + jnp.dot(diff, d2), 0.5 * jnp.dot(d1, d1))  # keep it a descent step
+    ok = h > _TINY
+    step = jnp.where(ok, -g / jnp.where(ok, h, 1.0), 0.0)
+    step = jnp.clip(step, -(hi - lo), hi - lo)
+    return jnp.clip(s + step, lo, hi)
+
+
+def _closest_on_segment(c, lo, hi, r, s_warm):
+    """argmin over s in [lo, hi] of |C(s) - r| (dist_road()): N_NEWTON Newton steps from
+    the warm start and from each of N_GRID samples, then the closest result (the warm start
+    wins ties). The last step is differentiable in r (the implicit-function derivative at
+    the minimum); the others are not traced."""
+    grid = lo + (hi - lo) * jnp.linspace(0.0, 1.0, N_GRID)
+    s = jax.lax.stop_gradient(jnp.concatenate([jnp.clip(s_warm, lo, hi)[None], grid]))
+    r0 = jax.lax.stop_gradient(r)
+    lo0, hi0 = jax.lax.stop_gradient(lo), jax.lax.stop_gradient(hi)
+    newton = jax.vmap(_newton, in_axes=(None, None, None, None, 0))
+    s = jax.lax.fori_loop(0, N_NEWTON, lambda _, s: newton(c, lo0, hi0, r0, s), s)
+    pos, _, _ = _curve(c, s)
+    d2 = jnp.sum((pos - r0) ** 2, axis=-1)
+    s = jax.lax.stop_gradient(s[jnp.argmin(d2)])
+    return _newton(c, lo0, hi0, r, s)
+
+
+def _frame(road: RoadParams, k, s):
+    """Tracking point and triad at (segment k, parameter s), as road.c `road()` computes them."""
+    c = road.coef[k - 1]
+    pos, d1, _ = _curve(c, s)
+    t = d1.at[0].set(jnp.abs(d1[0]))  # tangent[1] = fabs(tangent[1])
+    tt = jnp.dot(t, t)
+    ok = tt > _TINY
+    e1 = jnp.where(ok, t / jnp.sqrt(jnp.where(ok, tt, 1.0)), jnp.array([1.0, 0.0, 0.0]))
+    hh = e1[0] * e1[0] + e1[1] * e1[1]
+    okh = hh > _TINY
+    h = jnp.sqrt(jnp.where(okh, hh, 1.0))
+    # alpha = atan(t2/t1) with t1 >= 0: cos(alpha) = t1/h, sin(alpha) = t2/h (alpha = 0 if t1 = t2 = 0).
+    ca = jnp.where(okh, e1[0] / h, 1.0)
+    sa = jnp.where(okh, e1[1] / h, 0.0)
+    h = jnp.where(okh, h, 0.0)
+    sb = e1[2]
+    angle = road.bank[k - 1, 0] * s + road.bank[k - 1, 1]  # banking, positive: cw seen along e1
+    st, ct = jnp.sin(angle), jnp.cos(angle)
+    e3 = jnp.stack([-ct * sb * ca + st * sa, -ct * sb * sa - st * ca, ct * h])
+    e2 = jnp.cross(e3, e1)  # vehicle.c: vector_product(e2, e3, e1)
+    return RoadFrame(pos, e1, e2, e3)
+
+
+def _station(road: RoadParams, j, r):
+    """(r - node_j).t_j: road.c's projection() at node j (1-based); > 0 means past the node."""
+    return jnp.dot(r - road.nodes[j - 1], road.node_tangent[j - 1])
+
+
+def road_frame(road, r, seg, s):
+    """Road frame under the point r (3,) [m] given the tracking state (seg int32, s float).
+
+    Returns (frame, seg_new, s_new, off_road) where off_road is a bool scalar: the vehicle
+    is past the last user point (segment NS) or before the first virtual point. The frame
+    stays finite (and differentiable in r) there too.
     """
     if road is None:
         point = jnp.array([r[0], r[1], 0.0])
         eye = jnp.eye(3, dtype=r.dtype)
         return RoadFrame(point, eye[0], eye[1], eye[2]), seg, s, jnp.asarray(False)
-    raise NotImplementedError("spline road: see issue 4")
+    ns = n_segments(road)
+    k = jnp.clip(jnp.asarray(seg, jnp.int32), 1, ns)
+    # Segment label: move at most one segment per call (road.c's sphere tests).
+    fwd = (k < ns) & (_station(road, jnp.minimum(k + 1, ns + 1), r) > 0.0)
+    bwd = (k > 1) & (_station(road, k, r) <= 0.0)
+    k_new = k + fwd.astype(jnp.int32) - bwd.astype(jnp.int32)
+    lo, hi = road.s_lo[k_new - 1], road.s_hi[k_new - 1]
+    s_warm = jnp.where(k_new == k, s, jnp.where(k_new > k, lo, hi))
+    s_new = _closest_on_segment(road.coef[k_new - 1], lo, hi, r, s_warm)
+    off = (k_new == ns) | ((k_new == 1) & (_station(road, 1, r) < 0.0))
+    return _frame(road, k_new, s_new), k_new, s_new, off
+
+
+@jax.jit
+def initial_tracking(road: RoadParams, r):
+    """Initial (seg int32, s) of a vehicle at r (3,) (init.c `seg_init()`), by a global search:
+    the segment whose node half-planes contain r (closest such one if several), else the
+    closest segment. Runs once per vehicle, so it searches all NS segments."""
+    ns = n_segments(road)
+    ks = jnp.arange(1, ns + 1)
+    s_all = jax.vmap(lambda c, lo, hi: _closest_on_segment(c, lo, hi, r, lo))(road.coef, road.s_lo, road.s_hi)
+    pos = jax.vmap(lambda c, s: _curve(c, s)[0])(road.coef, s_all)
+    dist = jnp.sum((pos - r) ** 2, axis=-1)
+    p = jax.vmap(lambda j: _station(road, j, r))(jnp.arange(1, ns + 2))  # nodes 1..NS+1
+    inside = ((ks == 1) | (p[:-1] > 0.0)) & ((ks == ns) | (p[1:] <= 0.0))
+    score = jnp.where(jnp.any(inside), jnp.where(inside, dist, jnp.inf), dist)
+    i = jnp.argmin(score)
+    return ks[i].astype(jnp.int32), s_all[i]
