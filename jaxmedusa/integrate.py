@@ -25,6 +25,23 @@ class ContactTerms(NamedTuple):
     dW: jnp.ndarray  # (V, 3, 3) added to the rate of the director velocities
 
 
+class PairInfo(NamedTuple):
+    """What the contact stage saw on this step, per pair (P, ...)."""
+
+    touching: jnp.ndarray  # (P,) bool, phi1 <= 0 on the predicted state
+    phi1: jnp.ndarray  # (P,) gap along n1 [m] (large positive when not a candidate)
+    force: jnp.ndarray  # (P,) normal contact force magnitude [N] (law-specific, see contact_law.py)
+
+
+class StepInfo(NamedTuple):
+    """Per-step diagnostics for in-run outcome metrics (outcomes.py)."""
+
+    accepted: jnp.ndarray  # () bool, the step was taken (t advanced by dt)
+    dt: jnp.ndarray  # () the step size used [s]
+    contact_dv: jnp.ndarray  # (V, 3) contact acceleration of each vehicle's centre of mass [m/s^2]
+    pairs: PairInfo
+
+
 def table_value(times, values, linear, t):
     """Driver table value at time t: piecewise constant (value[i] on [times[i], times[i+1])),
     or piecewise linear when `linear` is 1; held constant outside the table."""
@@ -41,9 +58,10 @@ def driver_inputs(d: DriverParams, t):
 
 def no_contact(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Settings):
     """Contact stage for runs without contact: nothing touches."""
-    n = r_pred.shape[0]
+    n, p = r_pred.shape[0], pairs.gamma.shape[0]
     z3, z33 = jnp.zeros((n, 3)), jnp.zeros((n, 3, 3))
-    return jnp.asarray(False), pairs, ContactTerms(z3, z33, z3, z33)
+    info = PairInfo(touching=jnp.zeros((p,), bool), phi1=jnp.full((p,), jnp.inf), force=jnp.zeros((p,)))
+    return jnp.asarray(False), pairs, ContactTerms(z3, z33, z3, z33), info
 
 
 def _contact_stage(settings: Settings, n_vehicles: int):
@@ -58,7 +76,7 @@ def _all_finite(tree):
     return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(tree)]))
 
 
-def scenario_step(batch_item, state: SimState, settings: Settings) -> SimState:
+def scenario_step(batch_item, state: SimState, settings: Settings) -> tuple[SimState, StepInfo]:
     """One step of main.c `integrate()` for one scenario (no batch axis).
 
     Predict z1~ = z1 + dt z2; detect contact on the prediction (updating the multipliers);
@@ -72,7 +90,7 @@ def scenario_step(batch_item, state: SimState, settings: Settings) -> SimState:
     F_pred = vs.F + dt * vs.W
 
     stage = _contact_stage(settings, vs.r.shape[0])
-    touching, pairs, c = stage(batch_item, r_pred, F_pred, vs.v, vs.W, state.pairs, settings)
+    touching, pairs, c, pair_info = stage(batch_item, r_pred, F_pred, vs.v, vs.W, state.pairs, settings)
     accept = jnp.logical_not(touching) | (dt < settings.dt_min)
 
     steer, speed = jax.vmap(driver_inputs, in_axes=(0, None))(batch_item.driver, clk.t)
@@ -116,4 +134,5 @@ def scenario_step(batch_item, state: SimState, settings: Settings) -> SimState:
     )
     pairs = jax.tree.map(lambda new, old: jnp.where(ok, new, old), pairs, state.pairs)
     vehicles = jax.tree.map(lambda new, old: jnp.where(take, new, old), new_vs, vs)
-    return SimState(vehicles=vehicles, pairs=pairs, clock=clock)
+    info = StepInfo(accepted=take, dt=dt, contact_dv=jnp.where(m, c.dv, 0.0), pairs=pair_info)
+    return SimState(vehicles=vehicles, pairs=pairs, clock=clock), info

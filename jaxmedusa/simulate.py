@@ -11,7 +11,12 @@ step-size control) until t > end_time, and saves samples as main.c does: at t = 
 whenever t - t_last_save >= 0.999999 * save_every (so sample times are the scenario's own).
 
 Result: `samples` (Samples with leaves [B, S, ...], S = settings.n_samples, rows with
-saved=False are unused), and `final` (the SimState after the last step).
+saved=False are unused), `final` (the SimState after the last step) and `metrics`.
+
+In-run metrics: pass `tracker`, a hashable object with `init(batch_item, state_item) -> M`
+and `update(M, batch_item, state_item, info: StepInfo) -> M` for ONE scenario (they are
+vmapped); `update` sees every step, accepted or not, after it is taken. `record=False`
+skips the samples (S = 1 dummy row) when only final states and metrics are wanted.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ import jax.numpy as jnp
 from .build import Batch
 from .integrate import scenario_step
 from .params import Settings
+from .pytree import replace
 from .state import STATUS_OK, SimState
 from .vehicle import energy_medusa, energy_total
 
@@ -46,6 +52,7 @@ class Samples(NamedTuple):
 class SimResult(NamedTuple):
     samples: Samples
     final: SimState
+    metrics: object  # the tracker's pytree with leaves [B, ...], or None
 
 
 def _needs_step(state: SimState, settings: Settings):
@@ -53,23 +60,28 @@ def _needs_step(state: SimState, settings: Settings):
     return (c.t <= settings.end_time) & (c.status == STATUS_OK) & (c.t - c.t_saved < SAVE_TOLERANCE * settings.save_every)
 
 
-def _step_batch(batch: Batch, state: SimState, active, settings: Settings) -> SimState:
-    new = jax.vmap(scenario_step, in_axes=(0, 0, None))(batch, state, settings)
+def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
+    state, metrics = carry
+    new, info = jax.vmap(scenario_step, in_axes=(0, 0, None))(batch, state, settings)
 
     def pick(n, o):
         return jnp.where(active.reshape(active.shape + (1,) * (n.ndim - 1)), n, o)
 
-    return jax.tree.map(pick, new, state)
+    state = jax.tree.map(pick, new, state)
+    if tracker is not None:
+        updated = jax.vmap(tracker.update)(metrics, batch, state, info)
+        metrics = jax.tree.map(pick, updated, metrics)
+    return state, metrics
 
 
-def _run_until(batch, state, settings, condition):
-    def cond(st):
-        return jnp.any(condition(st))
+def _run_until(batch, carry, settings, tracker, condition):
+    def cond(c):
+        return jnp.any(condition(c[0]))
 
-    def body(st):
-        return _step_batch(batch, st, condition(st), settings)
+    def body(c):
+        return _step_batch(batch, c, condition(c[0]), settings, tracker)
 
-    return jax.lax.while_loop(cond, body, state)
+    return jax.lax.while_loop(cond, body, carry)
 
 
 def _sample(batch: Batch, state: SimState, take) -> Samples:
@@ -79,37 +91,56 @@ def _sample(batch: Batch, state: SimState, take) -> Samples:
     return Samples(saved=take, t=state.clock.t, r=vs.r, F=vs.F, v=vs.v, W=vs.W, energy=e, energy_medusa=em)
 
 
-def _advance(batch: Batch, state: SimState, settings: Settings, n_slots: int):
+def _mark_saved(state: SimState, take) -> SimState:
+    c = state.clock
+    return replace(state, clock=replace(c, t_saved=jnp.where(take, c.t, c.t_saved)))
+
+
+def _advance(batch: Batch, carry, settings: Settings, n_slots: int, tracker=None, record: bool = True):
     """Run n_slots save slots: step each scenario to its next save time, then save."""
 
-    def slot(st, _):
-        st = _run_until(batch, st, settings, lambda s: _needs_step(s, settings))
-        c = st.clock
-        take = (c.t <= settings.end_time) & (c.status == STATUS_OK)
-        st = st.__class__(st.vehicles, st.pairs, c.__class__(**{**c.__dict__, "t_saved": jnp.where(take, c.t, c.t_saved)}))
-        return st, _sample(batch, st, take)
+    def slot(c, _):
+        c = _run_until(batch, c, settings, tracker, lambda s: _needs_step(s, settings))
+        st, metrics = c
+        take = (st.clock.t <= settings.end_time) & (st.clock.status == STATUS_OK)
+        st = _mark_saved(st, take)
+        return (st, metrics), (_sample(batch, st, take) if record else None)
 
-    state, samples = jax.lax.scan(slot, state, None, length=n_slots)
-    samples = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), samples)  # [B, S, ...]
-    return state, samples
-
-
-advance = jax.jit(_advance, static_argnames=("settings", "n_slots"))
-advance.__doc__ = """Advance a batch by `n_slots` save slots; returns (state, Samples [B, n_slots, ...])."""
+    carry, samples = jax.lax.scan(slot, carry, None, length=n_slots)
+    if record:
+        samples = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), samples)  # [B, S, ...]
+    return carry, samples
 
 
-@partial(jax.jit, static_argnames=("settings",))
-def finish(batch: Batch, state: SimState, settings: Settings) -> SimState:
-    """Take the remaining steps of every scenario until t > end_time (main.c's `while (t <= t2)`)."""
+def init_metrics(batch: Batch, state: SimState, tracker):
+    """The tracker's initial metrics for a batch (None without a tracker)."""
+    return None if tracker is None else jax.vmap(tracker.init)(batch, state)
 
+
+@partial(jax.jit, static_argnames=("settings", "n_slots", "tracker", "record"))
+def advance(batch: Batch, state: SimState, metrics, settings: Settings, n_slots: int, tracker=None, record=True):
+    """Advance a batch by `n_slots` save slots: ((state, metrics), Samples [B, n_slots, ...])."""
+    return _advance(batch, (state, metrics), settings, n_slots, tracker, record)
+
+
+def _finish(batch, carry, settings, tracker):
     def running(st):
         return (st.clock.t <= settings.end_time) & (st.clock.status == STATUS_OK)
 
-    return _run_until(batch, state, settings, running)
+    return _run_until(batch, carry, settings, tracker, running)
 
 
-@partial(jax.jit, static_argnames=("settings",))
-def simulate(batch: Batch, state: SimState, settings: Settings) -> SimResult:
+@partial(jax.jit, static_argnames=("settings", "tracker"))
+def finish(batch: Batch, state: SimState, metrics, settings: Settings, tracker=None):
+    """Take the remaining steps of every scenario until t > end_time (main.c's `while (t <= t2)`)."""
+    return _finish(batch, (state, metrics), settings, tracker)
+
+
+@partial(jax.jit, static_argnames=("settings", "tracker", "record"))
+def simulate(batch: Batch, state: SimState, settings: Settings, tracker=None, record: bool = True) -> SimResult:
     """Simulate a batch from `state` (t = 0) to settings.end_time. See the module docstring."""
-    state, samples = _advance(batch, state, settings, settings.n_samples)
-    return SimResult(samples=samples, final=finish.__wrapped__(batch, state, settings))
+    carry = (state, init_metrics(batch, state, tracker))
+    n_slots = settings.n_samples if record else 1
+    carry, samples = _advance(batch, carry, settings, n_slots, tracker, record)
+    state, metrics = _finish(batch, carry, settings, tracker)
+    return SimResult(samples=samples, final=state, metrics=metrics)

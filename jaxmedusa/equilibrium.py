@@ -1,0 +1,88 @@
+"""Static equilibrium (R3 and F) of a vehicle model at rest on the flat road z = 0.
+
+The EQUILIBRIUM blocks of the report's model files are not equilibria of their own
+parameters (Appendix C model 1 says pitch -4.3 deg; the true one is nearer -0.8 deg).
+`solve_equilibrium` finds the state where the rates of eq (1.30) vanish at rest.
+"""
+from __future__ import annotations
+
+from dataclasses import replace as dc_replace
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .params import GRAVITY, VehicleParams, vehicle_params
+from .scenario import ModelSpec
+from .vehicle import vehicle_rates
+
+
+class Equilibrium(NamedTuple):
+    r3: float  # height of the centre of mass [m]
+    F: np.ndarray  # (3, 3) directors as columns
+    residual: float  # max |M z2'| at the solution [N]
+    iterations: int
+    wheel_loads: np.ndarray  # (4,) suspension forces Fz [N]
+
+
+def _directors(y):
+    """F = R_x(roll) R_y(pitch) (I + S) for y = (pitch, roll, S11, S22, S33, S12, S13, S23):
+    an exact rotation times a small symmetric stretch, so Newton steps stay well scaled."""
+    pitch, roll = y[0], y[1]
+    cp, sp, cr, sr = jnp.cos(pitch), jnp.sin(pitch), jnp.cos(roll), jnp.sin(roll)
+    Ry = jnp.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
+    Rx = jnp.array([[1.0, 0.0, 0.0], [0.0, cr, -sr], [0.0, sr, cr]])
+    S = jnp.array([[y[2], y[5], y[6]], [y[5], y[3], y[7]], [y[6], y[7], y[4]]])
+    return Rx @ Ry @ (jnp.eye(3) + S)
+
+
+def _static_residual(p: VehicleParams, x):
+    """Generalized force M z2' (12,) at rest for unknowns x = (r3, pitch, roll, S (6))."""
+    r = jnp.array([0.0, 0.0, x[0]])
+    F = _directors(x[1:])
+    zero3, zero33, zero4 = jnp.zeros(3), jnp.zeros((3, 3)), jnp.zeros(4)
+    rates, wheels, _ = vehicle_rates(p, None, r, F, zero3, zero33, zero4, zero4, jnp.asarray(0), jnp.asarray(0.0),
+                                     0.0, 0.0, True)
+    return jnp.concatenate([rates.dv * p.mass, (rates.dW * p.my).T.ravel()]), wheels.fz
+
+
+def solve_equilibrium(model: ModelSpec | VehicleParams, tol: float = 1e-9, max_iter: int = 100) -> Equilibrium:
+    """Newton with the autodiff Jacobian and a backtracking line search, in least squares
+    (the x and y forces and the moment about E3 vanish identically at rest). Unknowns: R3,
+    pitch, roll and a symmetric stretch (yaw is 0). Starts from the model's EQUILIBRIUM
+    pitch and R3. Converged when the largest generalized force is below tol * m g."""
+    p = model if isinstance(model, VehicleParams) else vehicle_params(model)
+    F0 = np.asarray(p.eq_F)
+    x = jnp.zeros(9).at[0].set(float(p.eq_r3)).at[1].set(np.arctan2(-F0[2, 0], F0[0, 0]))
+    res_fn = jax.jit(lambda x: _static_residual(p, x)[0])
+    jac_fn = jax.jit(jax.jacfwd(lambda x: _static_residual(p, x)[0]))
+    scale = float(p.mass) * GRAVITY
+    it = 0
+    for it in range(1, max_iter + 1):
+        res = res_fn(x)
+        norm = float(jnp.linalg.norm(res))
+        if float(jnp.max(jnp.abs(res))) < tol * scale:
+            break
+        step = jnp.linalg.lstsq(jac_fn(x), -res, rcond=1e-12)[0]
+        lam = 1.0
+        while lam > 1e-6 and float(jnp.linalg.norm(res_fn(x + lam * step))) >= norm:
+            lam *= 0.5  # wheel lift-off makes the residual non-smooth far from equilibrium
+        x = x + lam * step
+    res, fz = _static_residual(p, x)
+    worst = float(jnp.max(jnp.abs(res)))
+    if worst >= tol * scale:
+        raise RuntimeError(f"static equilibrium did not converge in {max_iter} iterations (residual {worst:.3g} N)")
+    return Equilibrium(r3=float(x[0]), F=np.asarray(_directors(x[1:])), residual=worst, iterations=it,
+                       wheel_loads=np.asarray(fz))
+
+
+def with_equilibrium(model: ModelSpec, eq: Equilibrium) -> ModelSpec:
+    """A copy of `model` whose EQUILIBRIUM block is `eq`."""
+    return dc_replace(model, eq_r3=eq.r3, eq_F=tuple(tuple(float(v) for v in row) for row in eq.F))
+
+
+def pitch_deg(F) -> float:
+    """Pitch of director 1 [deg] (positive nose up): atan2(d13, d11)."""
+    F = np.asarray(F)
+    return float(np.degrees(np.arctan2(F[2, 0], F[0, 0])))
