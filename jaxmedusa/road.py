@@ -266,18 +266,19 @@ def _frame(road: RoadParams, k, s):
     """Tracking point and triad at (segment k, parameter s), as road.c `road()` computes them."""
     c = road.coef[k - 1]
     pos, d1, _ = _curve(c, s)
-    t = d1.at[0].set(jnp.abs(d1[0]))  # tangent[1] = fabs(tangent[1])
-    tt = jnp.dot(t, t)
-    ok = tt > _TINY
-    e1 = jnp.where(ok, t / jnp.sqrt(jnp.where(ok, tt, 1.0)), jnp.array([1.0, 0.0, 0.0]))
-    hh = e1[0] * e1[0] + e1[1] * e1[1]
+    t1, t2, t3 = jnp.abs(d1[0]), d1[1], d1[2]  # tangent[1] = fabs(tangent[1])
+    # alpha = atan(t2/t1) (heading) and the grade from tan = t3/hypot(t1, t2). Written so
+    # that a level tangent gives h = 1, sb = 0 exactly (e3 = E3 bitwise on a flat road).
+    hh = t1 * t1 + t2 * t2
     okh = hh > _TINY
-    h = jnp.sqrt(jnp.where(okh, hh, 1.0))
-    # alpha = atan(t2/t1) with t1 >= 0: cos(alpha) = t1/h, sin(alpha) = t2/h (alpha = 0 if t1 = t2 = 0).
-    ca = jnp.where(okh, e1[0] / h, 1.0)
-    sa = jnp.where(okh, e1[1] / h, 0.0)
-    h = jnp.where(okh, h, 0.0)
-    sb = e1[2]
+    hr = jnp.sqrt(jnp.where(okh, hh, 1.0))
+    ca = jnp.where(okh, t1 / hr, 1.0)  # cos(alpha), t1 >= 0
+    sa = jnp.where(okh, t2 / hr, 0.0)  # sin(alpha)
+    q = jnp.where(okh, t3 / hr, 0.0)  # tan(grade)
+    vertical = jnp.logical_not(okh) & (t3 != 0.0)  # guard: C'(s) along E3 (or zero: e1 = E1)
+    h = jnp.where(vertical, 0.0, 1.0 / jnp.sqrt(1.0 + q * q))  # cos(grade) = |horizontal part of e1|
+    sb = jnp.where(vertical, jnp.sign(t3), q * h)  # sin(grade) = e1 . E3
+    e1 = jnp.stack([ca * h, sa * h, sb])
     angle = road.bank[k - 1, 0] * s + road.bank[k - 1, 1]  # banking, positive: cw seen along e1
     st, ct = jnp.sin(angle), jnp.cos(angle)
     e3 = jnp.stack([-ct * sb * ca + st * sa, -ct * sb * sa - st * ca, ct * h])

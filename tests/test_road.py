@@ -41,10 +41,21 @@ def _track(road, r):
 
 
 # One compiled function per use (and per road size): compilation dominates the test time.
-frame_jit = jax.jit(road_frame)
 track_v = jax.jit(jax.vmap(_track, in_axes=(None, 0)))  # r: [N, 3]
 init_v = jax.jit(jax.vmap(initial_tracking, in_axes=(None, 0)))
 frame_v = jax.jit(jax.vmap(road_frame, in_axes=(None, 0, 0, 0)))
+
+
+def init1(road, r):
+    """initial_tracking for one point, through the compiled batch function."""
+    seg, s = init_v(road, jnp.asarray(r)[None])
+    return seg[0], s[0]
+
+
+def frame1(road, r, seg, s):
+    """road_frame for one point, through the compiled batch function."""
+    out = frame_v(road, jnp.asarray(r)[None], jnp.asarray(seg)[None], jnp.asarray(s)[None])
+    return jax.tree.map(lambda x: x[0], out)
 
 
 def np_curve(road, seg, s):
@@ -151,7 +162,8 @@ def test_straight_flat_road_matches_flat_plane():
         f, _, _, off = track_v(road, rs)
         g = flat(rs)
         assert not np.any(off)
-        for a, b in ((f.e1, g.e1), (f.e2, g.e2), (f.e3, g.e3)):
+        np.testing.assert_array_equal(f.e3, g.e3)  # bitwise: the suspension sees the same plane
+        for a, b in ((f.e1, g.e1), (f.e2, g.e2)):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-15)
         np.testing.assert_array_equal(f.point[:, 2], 0.0)  # same plane: (A - point).e3 is the same number
         np.testing.assert_allclose(f.point[:, 0], rs[:, 0], atol=1e-9)  # the closest point is abeam
@@ -241,28 +253,28 @@ def test_tracking_crosses_a_node_in_one_step(node):
     up = np.cross(t, lateral)  # normal to t: the offsets do not move the point along t
     base = pn + 0.4 * lateral + 0.5 * up
     before, after = base - 0.01 * t, base + 0.01 * t
-    seg0, s0 = initial_tracking(road, jnp.asarray(before))
+    seg0, s0 = init1(road, jnp.asarray(before))
     assert int(seg0) == node - 1
-    f, seg, s, off = frame_jit(road, jnp.asarray(after), seg0, s0)
+    f, seg, s, off = frame1(road, jnp.asarray(after), seg0, s0)
     assert int(seg) == node
     d_ref, _ = brute_closest(road, CURVED, after)
     assert np.linalg.norm(np.asarray(f.point) - after) == pytest.approx(d_ref, abs=1e-6)
-    _, seg2, _, _ = frame_jit(road, jnp.asarray(before), seg, s)  # and back again
+    _, seg2, _, _ = frame1(road, jnp.asarray(before), seg, s)  # and back again
     assert int(seg2) == node - 1
 
 
 def test_off_road_beyond_the_end_and_before_the_start():
     road = road_of(CURVED)  # last user point x = 270, virtual first point x = -300
-    seg, s = initial_tracking(road, jnp.array([269.0, 0.0, 0.5]))
-    _, seg1, s1, off1 = frame_jit(road, jnp.array([269.9, 0.0, 0.5]), seg, s)
+    seg, s = init1(road, jnp.array([269.0, 0.0, 0.5]))
+    _, seg1, s1, off1 = frame1(road, jnp.array([269.9, 0.0, 0.5]), seg, s)
     assert not bool(off1)
-    f2, seg2, _, off2 = frame_jit(road, jnp.array([270.1, 0.0, 0.5]), seg1, s1)
+    f2, seg2, _, off2 = frame1(road, jnp.array([270.1, 0.0, 0.5]), seg1, s1)
     assert bool(off2) and int(seg2) == n_segments(road)
     assert np.all(np.isfinite(np.asarray(f2.e3)))
-    seg, s = initial_tracking(road, jnp.array([-299.0, -10.0, 0.5]))
-    _, seg3, _, off3 = frame_jit(road, jnp.array([-301.0, -10.0, 0.5]), seg, s)
+    seg, s = init1(road, jnp.array([-299.0, -10.0, 0.5]))
+    _, seg3, _, off3 = frame1(road, jnp.array([-301.0, -10.0, 0.5]), seg, s)
     assert int(seg3) == 1 and bool(off3)
-    _, _, _, off4 = frame_jit(road, jnp.array([-299.0, -10.0, 0.5]), seg, s)
+    _, _, _, off4 = frame1(road, jnp.array([-299.0, -10.0, 0.5]), seg, s)
     assert not bool(off4)
 
 
@@ -283,7 +295,7 @@ def test_tracking_a_drive_along_the_printed_flat_road():
         return jax.lax.scan(step, (seg0, s0), xs)[1]
 
     px, e3, off, seg = map(np.asarray, drive(road, jnp.asarray(xs)))
-    np.testing.assert_allclose(e3, np.broadcast_to([0.0, 0.0, 1.0], e3.shape), rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(e3, np.broadcast_to([0.0, 0.0, 1.0], e3.shape))
     assert not off[xs <= 1000.0].any() and off[xs > 1000.0].all()
     # the tracking point is abeam the vehicle (once clear of the first centimetres)
     np.testing.assert_allclose(px[xs > 0.03], xs[xs > 0.03], atol=1e-9)
@@ -300,7 +312,7 @@ def test_jit_vmap_over_vehicles_and_roads():
     seg0, s0 = init_v(road, rs)
     out = frame_v(road, rs, seg0, s0)
     for i in (0, 17, 63):
-        ref = frame_jit(road, rs[i], seg0[i], s0[i])
+        ref = frame1(road, rs[i], seg0[i], s0[i])
         np.testing.assert_allclose(out[0].point[i], ref[0].point, atol=1e-12)
         np.testing.assert_allclose(out[0].e3[i], ref[0].e3, atol=1e-12)
         assert int(out[1][i]) == int(ref[1])
@@ -308,10 +320,10 @@ def test_jit_vmap_over_vehicles_and_roads():
     roads = [road, road_of(tuple((x, y, z, b + 3.0) for x, y, z, b in CURVED))]
     stacked = jax.tree.map(lambda *a: jnp.stack(a), *roads)
     r = jnp.array([40.0, 2.0, 1.5])
-    seg, s = initial_tracking(road, r)
+    seg, s = init1(road, r)
     both = jax.jit(jax.vmap(road_frame, in_axes=(0, None, None, None)))(stacked, r, seg, s)
     for b, rd in enumerate(roads):
-        ref = frame_jit(rd, r, seg, s)
+        ref = frame1(rd, r, seg, s)
         np.testing.assert_allclose(both[0].e3[b], ref[0].e3, atol=1e-12)
 
 
@@ -320,7 +332,6 @@ def _outputs(road, r, seg, s):
     return jnp.concatenate([f.point, f.e3])
 
 
-outputs_jit = jax.jit(_outputs)
 jac_fwd = jax.jit(jax.jacfwd(_outputs, argnums=1))
 jac_rev = jax.jit(jax.jacrev(_outputs, argnums=1))
 
@@ -336,12 +347,14 @@ def test_gradients_finite(points, r):
     differences agree on the curved road."""
     road = road_of(points)
     r = jnp.asarray(r)
-    seg, s = initial_tracking(road, r)
+    seg, s = init1(road, r)
     jac = jac_fwd(road, r, seg, s)
     assert np.all(np.isfinite(np.asarray(jac)))
     if points is CURVED:
         np.testing.assert_allclose(jac_rev(road, r, seg, s), jac, atol=1e-12)
         h = 1e-5
-        fd = np.stack([(outputs_jit(road, r + h * e, seg, s) - outputs_jit(road, r - h * e, seg, s)) / (2 * h)
-                       for e in jnp.eye(3)], axis=1)
+        rs = jnp.concatenate([r + h * jnp.eye(3), r - h * jnp.eye(3)])
+        f, _, _, _ = frame_v(road, rs, jnp.full(6, seg), jnp.full(6, s))
+        out = np.concatenate([f.point, f.e3], axis=1)
+        fd = ((out[:3] - out[3:]) / (2 * h)).T
         np.testing.assert_allclose(jac, fd, atol=1e-6)
