@@ -1,0 +1,245 @@
+"""Parquet tables (pyarrow): per-run trajectories, study scenario rows, provenance metadata.
+
+Trajectory table (`trajectory_table`, `write_trajectory`): long format, one row per saved
+sample and vehicle, columns
+    [sample_id | scenario]  int64   (study rows: sample_id; multi-scenario runs: scenario, 0-based)
+    time [s], vehicle (1-based int32), x, y, z [m], heading, pitch, roll [deg]
+    (vehicle.orientation_angles), speed [m/s] (sqrt(vx^2 + vy^2), as main.c),
+    d11..d33 (dij = component j of director i = F[j-1, i-1]), vx, vy, vz [m/s],
+    w11..w33 [1/s] (wij = component j of director velocity i = W[j-1, i-1]),
+    energy [J] (eq 1.33 in full), energy_medusa [J] (vehicle.c energy()).
+Rows that were not saved (Samples.saved False) and padding vehicles (batch.valid False)
+are left out. Units are in each field's metadata (b"unit").
+
+Study scenario table (`scenarios_table`): one row per scenario, columns
+    sample_id, <each perturbed parameter, named by its study key>, status (int32),
+    status_name, end_time [s], steps, then per vehicle n = 1..V the metrics of
+    outcomes.VEHICLE_METRICS as `v{n}_{metric}` (vectors: `_x/_y/_z` in the world frame,
+    `_fwd/_left/_up` in the vehicle frame). Missing values are nulls: contact times of a
+    vehicle that never touched, the PDOF of a vehicle with zero delta-V.
+
+Schema metadata (`provenance`): jaxmedusa.version, jaxmedusa.git_commit, jaxmedusa.git_dirty,
+jaxmedusa.backend, jaxmedusa.devices, jaxmedusa.precision, jax.version, plus whatever the
+caller adds (a study adds jaxmedusa.study, the study TOML text, and more; see study.py).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .state import STATUS_NAMES
+
+__all__ = ["write_trajectory", "trajectory_table", "scenarios_table", "write_table", "read_table",
+           "provenance", "git_commit", "metric_columns"]
+
+_DIRECTOR_COLS = [f"d{i}{j}" for i in range(1, 4) for j in range(1, 4)]
+_DIRVEL_COLS = [f"w{i}{j}" for i in range(1, 4) for j in range(1, 4)]
+_UNITS = {"time": "s", "x": "m", "y": "m", "z": "m", "heading": "deg", "pitch": "deg", "roll": "deg",
+          "speed": "m/s", "vx": "m/s", "vy": "m/s", "vz": "m/s", "energy": "J", "energy_medusa": "J",
+          **{c: "1/s" for c in _DIRVEL_COLS}, **{c: "-" for c in _DIRECTOR_COLS}}
+
+# Per-vehicle metric units (outcomes.VEHICLE_METRICS) and vector component suffixes.
+METRIC_UNITS = {
+    "first_contact_time": "s", "last_contact_time": "s", "contact_duration": "s", "contact_episodes": "-",
+    "peak_contact_force": "N", "max_penetration": "m", "delta_v": "m/s", "delta_v_vec": "m/s",
+    "delta_v_body": "m/s", "pdof_deg": "deg", "pdof_clock": "h", "final_x": "m", "final_y": "m", "final_z": "m",
+    "final_vx": "m/s", "final_vy": "m/s", "final_vz": "m/s", "final_speed": "m/s", "final_heading": "deg",
+    "final_yaw_rate": "deg/s", "max_heading_change": "deg", "spin_out": "-", "max_lateral_excursion": "m",
+    "lane_departure": "-", "energy_start": "J", "energy_end": "J",
+}
+VECTOR_SUFFIXES = {"delta_v_vec": ("x", "y", "z"), "delta_v_body": ("fwd", "left", "up")}
+_VECTOR_NAMES = {"delta_v_vec": "delta_v"}  # column stem of a vector metric
+
+
+# ----------------------------------------------------------------------------- provenance
+
+
+@functools.lru_cache(maxsize=1)
+def git_commit() -> tuple[str | None, bool | None]:
+    """(commit hash, dirty) of the git checkout holding this package, or (None, None)."""
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True,
+                              text=True, timeout=10)
+        if head.returncode != 0:
+            return None, None
+        status = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=10)
+        return head.stdout.strip(), bool(status.stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+
+
+def provenance(extra: dict | None = None) -> dict[str, str]:
+    """Provenance strings for schema metadata: package version, git commit, JAX backend,
+    device count, precision (float64 when jax_enable_x64), plus `extra` (values
+    JSON-encoded unless they are strings)."""
+    import jax
+
+    from . import __version__
+
+    commit, dirty = git_commit()
+    meta = {
+        "jaxmedusa.version": __version__,
+        "jaxmedusa.git_commit": commit or "unknown",
+        "jaxmedusa.git_dirty": "unknown" if dirty is None else str(dirty).lower(),
+        "jaxmedusa.backend": jax.default_backend(),
+        "jaxmedusa.devices": str(jax.device_count()),
+        "jaxmedusa.precision": "float64" if jax.config.jax_enable_x64 else "float32",
+        "jax.version": jax.__version__,
+    }
+    for k, v in (extra or {}).items():
+        meta[k] = v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+    return meta
+
+
+def _with_metadata(table: pa.Table, metadata: dict[str, str] | None) -> pa.Table:
+    if not metadata:
+        return table
+    old = table.schema.metadata or {}
+    new = {**old, **{k.encode(): v.encode() for k, v in metadata.items()}}
+    return table.replace_schema_metadata(new)
+
+
+def write_table(table: pa.Table, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
+    """Write `table` as Parquet atomically (temporary file in the same folder, then os.replace)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = _with_metadata(table, metadata)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        if path.suffix.lower() == ".csv":
+            import pyarrow.csv as pacsv
+
+            pacsv.write_csv(table, tmp)
+        else:
+            pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_table(path: str | Path) -> pa.Table:
+    return pq.read_table(path)
+
+
+# ----------------------------------------------------------------------------- trajectories
+
+
+def _field(name: str, type_: pa.DataType) -> pa.Field:
+    unit = _UNITS.get(name)
+    return pa.field(name, type_, metadata={b"unit": unit.encode()} if unit else None)
+
+
+def trajectory_table(samples, valid, ids=None, id_name: str = "sample_id") -> pa.Table:
+    """Long-format trajectory table (module docstring) from Samples with leaves [B, S, ...]
+    (numpy or JAX) and valid [B, V]. `ids` (B,) labels the scenarios in column `id_name`;
+    None leaves that column out."""
+    saved = np.asarray(samples.saved, bool)  # [B, S]
+    valid = np.asarray(valid, bool)  # [B, V]
+    r = np.asarray(samples.r)  # [B, S, V, 3]
+    b, s, n_v = r.shape[:3]
+    mask = saved[:, :, None] & valid[:, None, :]  # [B, S, V]
+    bi, si, vi = np.nonzero(mask)
+
+    def take(x):
+        return np.asarray(x)[bi, si, vi]
+
+    F = take(samples.F)  # (N, 3, 3), columns are directors
+    W = take(samples.W)
+    v = take(samples.v)
+    rr = take(samples.r)
+    d11, d12, d13 = F[:, 0, 0], F[:, 1, 0], F[:, 2, 0]
+    d31, d32, d33 = F[:, 0, 2], F[:, 1, 2], F[:, 2, 2]
+    h = np.sqrt(d11 * d11 + d12 * d12)  # vehicle.orientation_angles, in numpy
+    heading = np.degrees(np.arctan2(d12, d11))
+    pitch = np.degrees(np.arctan2((d31 * d11 + d12 * d32) / h, d33))
+    roll = np.degrees(np.arctan2((d12 * d31 - d11 * d32) / h, d33))
+    cols: dict[str, np.ndarray] = {}
+    if ids is not None:
+        cols[id_name] = np.asarray(ids, np.int64)[bi]
+    cols["time"] = np.asarray(samples.t)[bi, si]
+    cols["vehicle"] = (vi + 1).astype(np.int32)
+    cols.update(x=rr[:, 0], y=rr[:, 1], z=rr[:, 2], heading=heading, pitch=pitch, roll=roll,
+                speed=np.hypot(v[:, 0], v[:, 1]))
+    for i in range(3):
+        for j in range(3):
+            cols[f"d{i + 1}{j + 1}"] = F[:, j, i]
+    cols.update(vx=v[:, 0], vy=v[:, 1], vz=v[:, 2])
+    for i in range(3):
+        for j in range(3):
+            cols[f"w{i + 1}{j + 1}"] = W[:, j, i]
+    cols["energy"] = take(samples.energy)
+    cols["energy_medusa"] = take(samples.energy_medusa)
+    arrays = [pa.array(c) for c in cols.values()]
+    schema = pa.schema([_field(k, a.type) for k, a in zip(cols, arrays)])
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def write_trajectory(result_samples, batch, path, metadata: dict[str, str] | None = None) -> Path:
+    """Write the trajectories of a run to `path` (Parquet; CSV if the name ends in .csv).
+
+    result_samples: simulate.Samples with leaves [B, S, ...]; batch: the build.Batch (for
+    its valid mask [B, V]). One scenario (B = 1): no id column; several: a `scenario`
+    column (0-based batch index). Columns: module docstring. Atomic; returns the path."""
+    b = np.asarray(result_samples.saved).shape[0]
+    ids = None if b == 1 else np.arange(b)
+    table = trajectory_table(result_samples, batch.valid, ids=ids, id_name="scenario")
+    return write_table(table, path, provenance(metadata))
+
+
+# ----------------------------------------------------------------------------- scenario rows
+
+
+def metric_columns(name: str, n_vehicles: int) -> list[str]:
+    """Column names of one per-vehicle metric for vehicles 1..n_vehicles."""
+    stem = _VECTOR_NAMES.get(name, name)
+    if name in VECTOR_SUFFIXES:
+        return [f"v{k}_{stem}_{c}" for k in range(1, n_vehicles + 1) for c in VECTOR_SUFFIXES[name]]
+    return [f"v{k}_{stem}" for k in range(1, n_vehicles + 1)]
+
+
+def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict[str, np.ndarray],
+                    n_vehicles: int, metric_names) -> pa.Table:
+    """One row per scenario (module docstring).
+
+    sample_ids (N,); parameters {column: (N,)}; metrics: outcome arrays with leading axis N
+    ([N] for status/end_time/steps, [N, V, ...] per vehicle) already without padding rows;
+    metric_names: the per-vehicle metrics to include, in order."""
+    cols: dict[str, pa.Array] = {"sample_id": pa.array(np.asarray(sample_ids, np.int64))}
+    for k, v in parameters.items():
+        cols[k] = pa.array(np.asarray(v))
+    status = np.asarray(metrics["status"], np.int32)
+    cols["status"] = pa.array(status)
+    cols["status_name"] = pa.array([STATUS_NAMES.get(int(c), f"code{int(c)}") for c in status])
+    cols["end_time"] = pa.array(np.asarray(metrics["end_time"], np.float64))
+    cols["steps"] = pa.array(np.asarray(metrics["steps"], np.int64))
+    units = {"end_time": "s"}
+    for name in metric_names:
+        a = np.asarray(metrics[name])[:, :n_vehicles]
+        null = None
+        if name in ("first_contact_time", "last_contact_time"):
+            null = a < 0.0
+        elif name in ("pdof_deg", "pdof_clock"):
+            null = np.asarray(metrics["pdof_clock"])[:, :n_vehicles] == 0
+        if a.ndim == 3:  # vectors: (N, V, 3) -> V*3 columns
+            a = a.reshape(a.shape[0], -1)
+        names = metric_columns(name, n_vehicles)
+        for j, col in enumerate(names):
+            x = a[:, j]
+            cols[col] = pa.array(x, mask=None if null is None else null[:, j])
+            units[col] = METRIC_UNITS.get(name, "")
+    fields = [pa.field(k, a.type, metadata={b"unit": units[k].encode()} if units.get(k) else None)
+              for k, a in cols.items()]
+    return pa.Table.from_arrays(list(cols.values()), schema=pa.schema(fields))

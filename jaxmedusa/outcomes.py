@@ -1,0 +1,286 @@
+"""Outcome metrics per scenario and vehicle, computed inside the jitted run.
+
+    from jaxmedusa.outcomes import Outcomes, outcome_arrays
+    tracker = Outcomes()
+    result = simulate(batch, state0, settings, tracker=tracker, record=False)
+    metrics = outcome_arrays(batch, result.final, result.metrics, tracker)  # dict of [B, V] arrays
+
+`Outcomes` is a hashable tracker (see `simulate.py`): `init` and `update` run per scenario
+(vmapped) after every step; `summarize` turns the accumulated state and the final state
+into the metrics below. Everything is branch-free and NaN-free, values and gradients
+(forward mode; the run's while loop has no reverse mode).
+
+Per vehicle (arrays [V]; vehicles are 0-based here, 1-based in output columns):
+
+contact (on accepted steps, from the pairs the vehicle belongs to)
+    first_contact_time [s]   end time of the first accepted step in contact (-1: none)
+    last_contact_time [s]    end time of the last accepted step in contact (-1: none)
+    contact_duration [s]     sum of dt over accepted steps in contact
+    contact_episodes [-]     number of no-contact -> contact transitions
+    peak_contact_force [N]   largest normal contact force (law-specific, PairInfo.force)
+    max_penetration [m]      largest -phi1 over touching pairs (0: none)
+delta-V (EDSMAC: dV = sum of a dt over the collision phase, a = contact acceleration of the CM)
+    delta_v [m/s]            |delta_v_vec|
+    delta_v_vec (3,) [m/s]   world frame E1, E2, E3
+    delta_v_body (3,) [m/s]  vehicle frame (forward d1, left d2, up d3), accumulated per step
+                             with the directors of that step, as EDSMAC's SAVEMAX does
+    pdof_deg [deg]           principal direction of force: the direction the force comes
+                             from, clockwise from the vehicle's front seen from above
+                             (0 = frontal, 90 = right side, 180 = rear), from delta_v_body
+    pdof_clock [-]           pdof_deg as a clock hour 1..12 (12 = frontal, 6 = rear);
+                             0 when delta_v_body is 0 (no contact)
+final state
+    final_x, final_y, final_z [m], final_vx, final_vy, final_vz [m/s],
+    final_speed [m/s] (sqrt(vx^2 + vy^2), as main.c), final_heading [deg] (atan2(d12, d11)),
+    final_yaw_rate [deg/s] (d(heading)/dt = (F00 W10 - F10 W00) / (F00^2 + F10^2))
+handling
+    max_heading_change [deg] largest |heading - initial heading| (heading unwrapped step by step)
+    spin_out [bool]          max_heading_change > spin_threshold_deg (90)
+    max_lateral_excursion [m] largest |lateral offset - initial lateral offset|, the lateral
+                             offset being y on the flat plane (a straight road along E1) or the
+                             signed horizontal distance from the road's centre line (spline)
+    lane_departure [bool]    max_lateral_excursion > lane_width / 2 (MEDUSA common.h LANEWIDTH 3.0 m)
+energy
+    energy_start, energy_end [J]  vehicle.energy_total at t = 0 and at the end
+Per scenario (arrays [B]): status (state.STATUS_*), end_time [s], steps [-].
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import road as road_mod
+from .state import pair_indices
+from .vehicle import energy_total
+
+__all__ = ["Outcomes", "OutcomeState", "outcome_arrays", "VEHICLE_METRICS", "SCENARIO_METRICS",
+           "LANE_WIDTH", "summarize_batch", "heading_of", "yaw_rate_of", "clock_hour"]
+
+LANE_WIDTH = 3.0  # [m], MEDUSA common.h LANEWIDTH
+_TINY = 1e-30
+_RAD = 180.0 / math.pi
+
+# Metric name -> trailing shape per vehicle (() scalar or (3,) vector), in output order.
+VEHICLE_METRICS = {
+    "first_contact_time": (), "last_contact_time": (), "contact_duration": (), "contact_episodes": (),
+    "peak_contact_force": (), "max_penetration": (),
+    "delta_v": (), "delta_v_vec": (3,), "delta_v_body": (3,), "pdof_deg": (), "pdof_clock": (),
+    "final_x": (), "final_y": (), "final_z": (), "final_vx": (), "final_vy": (), "final_vz": (),
+    "final_speed": (), "final_heading": (), "final_yaw_rate": (),
+    "max_heading_change": (), "spin_out": (), "max_lateral_excursion": (), "lane_departure": (),
+    "energy_start": (), "energy_end": (),
+}
+SCENARIO_METRICS = ("status", "end_time", "steps")
+
+
+class OutcomeState(NamedTuple):
+    """Per-scenario accumulators (leaves [V] or [V, 3]; [B, ...] once batched)."""
+
+    first_contact: jnp.ndarray  # [s], -1 before any contact
+    last_contact: jnp.ndarray  # [s], -1 before any contact
+    duration: jnp.ndarray  # [s]
+    episodes: jnp.ndarray  # int32
+    touching: jnp.ndarray  # bool, in contact on the last accepted step
+    peak_force: jnp.ndarray  # [N]
+    penetration: jnp.ndarray  # [m] >= 0
+    dv_world: jnp.ndarray  # (V, 3) [m/s]
+    dv_body: jnp.ndarray  # (V, 3) [m/s]
+    heading: jnp.ndarray  # [rad], last heading seen
+    turned: jnp.ndarray  # [rad], unwrapped heading - initial heading
+    max_turn: jnp.ndarray  # [rad] >= 0
+    lateral0: jnp.ndarray  # [m], initial lateral offset
+    max_lateral: jnp.ndarray  # [m] >= 0
+    energy0: jnp.ndarray  # [J]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def heading_of(F):
+    """Heading [rad] from the directors: atan2(d12, d11) (vehicle.orientation_angles)."""
+    return jnp.arctan2(F[1, 0], F[0, 0])
+
+
+def yaw_rate_of(F, W):
+    """d(heading)/dt [rad/s] = (F00 W10 - F10 W00) / (F00^2 + F10^2); 0 if d1 is vertical."""
+    den = F[0, 0] ** 2 + F[1, 0] ** 2
+    ok = den > _TINY
+    return jnp.where(ok, (F[0, 0] * W[1, 0] - F[1, 0] * W[0, 0]) / jnp.where(ok, den, 1.0), 0.0)
+
+
+def _wrap(a):
+    """Angle [rad] wrapped into [-pi, pi)."""
+    return jnp.mod(a + jnp.pi, 2.0 * jnp.pi) - jnp.pi
+
+
+def _safe_norm(x, axis=-1):
+    s = jnp.sum(x * x, axis=axis)
+    ok = s > _TINY
+    return jnp.where(ok, jnp.sqrt(jnp.where(ok, s, 1.0)), 0.0)
+
+
+def _unit_columns(F):
+    """Directors (columns of F) normalised to unit length, (3, 3)."""
+    n = _safe_norm(F, axis=0)
+    return F / jnp.where(n > 0.0, n, 1.0)
+
+
+def clock_hour(angle_deg):
+    """Clock hour 1..12 of a direction angle [deg] clockwise from the front (0 -> 12)."""
+    h = jnp.mod(jnp.round(angle_deg / 30.0), 12.0)
+    return jnp.where(h == 0.0, 12.0, h)
+
+
+def _pdof(dv_body):
+    """Principal direction of force [deg] in [0, 360) and its clock hour (0 if no force).
+
+    The force comes from the direction of -delta_V. With forward f = dv.d1 and left
+    l = dv.d2, that direction, clockwise from the front, is atan2(l, -f)."""
+    f, l = dv_body[..., 0], dv_body[..., 1]
+    ok = f * f + l * l > _TINY
+    ang = jnp.arctan2(jnp.where(ok, l, 0.0), jnp.where(ok, -f, 1.0)) * _RAD
+    ang = jnp.where(ok, jnp.mod(ang, 360.0), 0.0)
+    return ang, jnp.where(ok, clock_hour(ang), 0.0)
+
+
+def _lateral(road, r, seg, s):
+    """Lateral offset [m]: y on the flat plane, else the signed horizontal distance of r
+    from the road curve at the tracking point (positive to the left of the road direction)."""
+    if road is None:
+        return r[1]
+    pos, d1 = road_mod.curve(road, seg, s)
+    t = jnp.stack([jnp.abs(d1[0]), d1[1]])  # road.c takes |dx/ds|
+    n = _safe_norm(t)
+    t = jnp.where(n > 0.0, t / jnp.where(n > 0.0, n, 1.0), jnp.array([1.0, 0.0]))
+    return t[0] * (r[1] - pos[1]) - t[1] * (r[0] - pos[0])
+
+
+def _pair_incidence(n_vehicles: int) -> np.ndarray:
+    """(P, V) bool: pair p involves vehicle v (pairs in state.pair_indices order)."""
+    a, b = pair_indices(n_vehicles)
+    inc = np.zeros((len(a), n_vehicles), bool)
+    inc[np.arange(len(a)), a] = True
+    inc[np.arange(len(a)), b] = True
+    return inc
+
+
+def _energies(batch_item, vs):
+    return jax.vmap(energy_total)(batch_item.vehicle, vs.r, vs.F, vs.v, vs.W)
+
+
+def _laterals(batch_item, vs):
+    return jax.vmap(_lateral, in_axes=(None, 0, 0, 0))(batch_item.road, vs.r, vs.road_seg, vs.road_s)
+
+
+# ----------------------------------------------------------------------------- tracker
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    """Outcome tracker for `simulate(..., tracker=Outcomes())` (hashable, static).
+
+    lane_width [m]: a lane departure is a lateral excursion above lane_width / 2.
+    spin_threshold_deg [deg]: a spin-out is a heading change above it.
+    """
+
+    lane_width: float = LANE_WIDTH
+    spin_threshold_deg: float = 90.0
+
+    def init(self, batch_item, state) -> OutcomeState:
+        """Accumulators for one scenario at t = 0."""
+        vs = state.vehicles
+        n = vs.r.shape[0]
+        z = jnp.zeros((n,), vs.r.dtype)
+        return OutcomeState(
+            first_contact=z - 1.0, last_contact=z - 1.0, duration=z, episodes=jnp.zeros((n,), jnp.int32),
+            touching=jnp.zeros((n,), bool), peak_force=z, penetration=z,
+            dv_world=jnp.zeros((n, 3), vs.r.dtype), dv_body=jnp.zeros((n, 3), vs.r.dtype),
+            heading=jax.vmap(heading_of)(vs.F), turned=z, max_turn=z,
+            lateral0=_laterals(batch_item, vs), max_lateral=z, energy0=_energies(batch_item, vs),
+        )
+
+    def update(self, m: OutcomeState, batch_item, state, info) -> OutcomeState:
+        """Fold one step (state after the step, StepInfo of the step) into the accumulators."""
+        vs = state.vehicles
+        n = vs.r.shape[0]
+        acc = info.accepted
+        t = state.clock.t
+        dt = jnp.where(acc, info.dt, 0.0)
+        valid = batch_item.valid
+
+        # contact, per vehicle from its pairs
+        if n >= 2:
+            inc = jnp.asarray(_pair_incidence(n))  # (P, V)
+            pt = info.pairs.touching[:, None] & inc
+            touch = jnp.any(pt, axis=0) & acc & valid
+            force = jnp.max(jnp.where(pt, info.pairs.force[:, None], 0.0), axis=0)
+            depth = jnp.max(jnp.where(pt, jnp.maximum(-info.pairs.phi1[:, None], 0.0), 0.0), axis=0)
+        else:
+            touch = jnp.zeros((n,), bool)
+            force = depth = jnp.zeros((n,), vs.r.dtype)
+        new_touch = jnp.where(acc, touch, m.touching)
+        first = jnp.where(touch & (m.first_contact < 0.0), t, m.first_contact)
+        last = jnp.where(touch, t, m.last_contact)
+        episodes = m.episodes + (touch & ~m.touching).astype(jnp.int32)
+        duration = m.duration + jnp.where(touch, dt, 0.0)
+        peak = jnp.maximum(m.peak_force, jnp.where(touch, force, 0.0))
+        pen = jnp.maximum(m.penetration, jnp.where(touch, depth, 0.0))
+
+        # delta-V: integral of the contact acceleration over accepted steps
+        dv = info.contact_dv * dt  # (V, 3)
+        dirs = jax.vmap(_unit_columns)(vs.F)  # (V, 3, 3), columns d1, d2, d3
+        dv_body = m.dv_body + jnp.einsum("vj,vji->vi", dv, dirs)
+
+        # heading (unwrapped) and lateral excursion
+        h = jax.vmap(heading_of)(vs.F)
+        turned = m.turned + _wrap(h - m.heading)
+        lat = jnp.abs(_laterals(batch_item, vs) - m.lateral0)
+        return OutcomeState(
+            first_contact=first, last_contact=last, duration=duration, episodes=episodes, touching=new_touch,
+            peak_force=peak, penetration=pen, dv_world=m.dv_world + dv, dv_body=dv_body,
+            heading=h, turned=turned, max_turn=jnp.maximum(m.max_turn, jnp.abs(turned)),
+            lateral0=m.lateral0, max_lateral=jnp.maximum(m.max_lateral, lat), energy0=m.energy0,
+        )
+
+    def summarize(self, m: OutcomeState, batch_item, state) -> dict:
+        """Metrics of one scenario (module docstring) from its accumulators and final state."""
+        vs = state.vehicles
+        ang, hour = _pdof(m.dv_body)
+        speed = _safe_norm(vs.v[:, :2])
+        max_turn = m.max_turn * _RAD
+        out = {
+            "first_contact_time": m.first_contact, "last_contact_time": m.last_contact,
+            "contact_duration": m.duration, "contact_episodes": m.episodes,
+            "peak_contact_force": m.peak_force, "max_penetration": m.penetration,
+            "delta_v": _safe_norm(m.dv_world), "delta_v_vec": m.dv_world, "delta_v_body": m.dv_body,
+            "pdof_deg": ang, "pdof_clock": hour.astype(jnp.int32),
+            "final_x": vs.r[:, 0], "final_y": vs.r[:, 1], "final_z": vs.r[:, 2],
+            "final_vx": vs.v[:, 0], "final_vy": vs.v[:, 1], "final_vz": vs.v[:, 2], "final_speed": speed,
+            "final_heading": jax.vmap(heading_of)(vs.F) * _RAD,
+            "final_yaw_rate": jax.vmap(yaw_rate_of)(vs.F, vs.W) * _RAD,
+            "max_heading_change": max_turn, "spin_out": max_turn > self.spin_threshold_deg,
+            "max_lateral_excursion": m.max_lateral, "lane_departure": m.max_lateral > 0.5 * self.lane_width,
+            "energy_start": m.energy0, "energy_end": _energies(batch_item, vs),
+            "status": state.clock.status, "end_time": state.clock.t, "steps": state.clock.steps,
+        }
+        return out
+
+
+def outcome_arrays(batch, final, metrics: OutcomeState, tracker: Outcomes) -> dict:
+    """Metrics of a batch: {name: array [B, V, ...] (VEHICLE_METRICS) or [B] (SCENARIO_METRICS)}.
+    Traceable (call it inside a jitted function) and jitted when called outside one."""
+    return _outcome_arrays(batch, final, metrics, tracker)
+
+
+def summarize_batch(batch, final, metrics: OutcomeState, tracker: Outcomes) -> dict:
+    """`outcome_arrays` without the jit wrapper, for use inside a traced function."""
+    return jax.vmap(tracker.summarize)(metrics, batch, final)
+
+
+_outcome_arrays = partial(jax.jit, static_argnames=("tracker",))(summarize_batch)
