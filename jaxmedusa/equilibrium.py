@@ -27,18 +27,19 @@ class Equilibrium(NamedTuple):
 
 
 def _directors(y):
-    """F = R_x(roll) R_y(pitch) (I + S) for y = (pitch, roll, S11, S22, S33, S12, S13, S23):
-    an exact rotation times a small symmetric stretch, so Newton steps stay well scaled."""
-    pitch, roll = y[0], y[1]
-    cp, sp, cr, sr = jnp.cos(pitch), jnp.sin(pitch), jnp.cos(roll), jnp.sin(roll)
+    """F = R_y(pitch) (I + S) for y = (pitch, S11, S22, S33, S13): an exact rotation times a
+    small symmetric stretch, so Newton steps stay well scaled. The model is symmetric left to
+    right (assembly points at +-B/2), so roll and the shears S12, S23 vanish at equilibrium;
+    they are held at exactly 0, since round-off asymmetry would let the tires (whose slip
+    angle atan2(vy, vx) is undefined at rest) push a resting car sideways."""
+    cp, sp = jnp.cos(y[0]), jnp.sin(y[0])
     Ry = jnp.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
-    Rx = jnp.array([[1.0, 0.0, 0.0], [0.0, cr, -sr], [0.0, sr, cr]])
-    S = jnp.array([[y[2], y[5], y[6]], [y[5], y[3], y[7]], [y[6], y[7], y[4]]])
-    return Rx @ Ry @ (jnp.eye(3) + S)
+    S = jnp.array([[y[1], 0.0, y[4]], [0.0, y[2], 0.0], [y[4], 0.0, y[3]]])
+    return Ry @ (jnp.eye(3) + S)
 
 
 def _static_residual(p: VehicleParams, x):
-    """Generalized force M z2' (12,) at rest for unknowns x = (r3, pitch, roll, S (6))."""
+    """Generalized force M z2' (12,) at rest for unknowns x = (r3, pitch, S11, S22, S33, S13)."""
     r = jnp.array([0.0, 0.0, x[0]])
     F = _directors(x[1:])
     zero3, zero33, zero4 = jnp.zeros(3), jnp.zeros((3, 3)), jnp.zeros(4)
@@ -49,12 +50,12 @@ def _static_residual(p: VehicleParams, x):
 
 def solve_equilibrium(model: ModelSpec | VehicleParams, tol: float = 1e-9, max_iter: int = 100) -> Equilibrium:
     """Newton with the autodiff Jacobian and a backtracking line search, in least squares
-    (the x and y forces and the moment about E3 vanish identically at rest). Unknowns: R3,
-    pitch, roll and a symmetric stretch (yaw is 0). Starts from the model's EQUILIBRIUM
+    (the lateral and antisymmetric equations vanish identically at rest). Unknowns: R3,
+    pitch and a symmetric stretch (yaw and roll are 0). Starts from the model's EQUILIBRIUM
     pitch and R3. Converged when the largest generalized force is below tol * m g."""
     p = model if isinstance(model, VehicleParams) else vehicle_params(model)
     F0 = np.asarray(p.eq_F)
-    x = jnp.zeros(9).at[0].set(float(p.eq_r3)).at[1].set(np.arctan2(-F0[2, 0], F0[0, 0]))
+    x = jnp.zeros(6).at[0].set(float(p.eq_r3)).at[1].set(np.arctan2(-F0[2, 0], F0[0, 0]))
     res_fn = jax.jit(lambda x: _static_residual(p, x)[0])
     jac_fn = jax.jit(jax.jacfwd(lambda x: _static_residual(p, x)[0]))
     scale = float(p.mass) * GRAVITY

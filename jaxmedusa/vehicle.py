@@ -14,6 +14,11 @@ from .road import road_frame
 from .tire import tire_forces
 
 FREE_ROLLING_SPEED = 0.1  # init.c: driven = |TIRE_SPEED| > 0.1 [m/s]
+# Below this in-plane wheel speed [m/s] the slip angle is taken as 0, as C's atan2(0, 0) gives
+# at exact rest. Round-off velocities (~1e-12 m/s) of a car at rest would otherwise flip the
+# sign of v.e_x and drive the lagged slip angle towards +-pi, pushing a parked car sideways.
+# Never reached in a moving vehicle; see docs/medusa-notes.md.
+STANDSTILL_SPEED = 1e-6
 
 
 class Rates(NamedTuple):
@@ -89,7 +94,8 @@ def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg
 
     vx = jnp.sum(vt * ex, axis=1)
     vy = jnp.sum(vt * ey, axis=1)
-    alpha = jnp.arctan2(vy, vx)  # eq (1.19)
+    standstill = vx * vx + vy * vy < STANDSTILL_SPEED**2
+    alpha = jnp.where(standstill, 0.0, jnp.arctan2(vy, jnp.where(standstill, 1.0, vx)))  # eq (1.19)
     driven = (jnp.abs(tire_speed) > FREE_ROLLING_SPEED) & (jnp.arange(4) < 2)
     vx_safe = jnp.where(vx == 0.0, 1.0, vx)
     slip = jnp.where(driven & (vx != 0.0), 1.0 - tire_speed / vx_safe, jnp.where(driven, -1.0, 0.0))  # eq (1.19)

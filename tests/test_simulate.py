@@ -1,0 +1,148 @@
+"""Whole-vehicle dynamics against conservation laws, symmetry and the linear single-track model."""
+import math
+from dataclasses import replace
+
+import jax
+import numpy as np
+import pytest
+
+from jaxmedusa.build import build_batch
+from jaxmedusa.params import Settings, vehicle_params
+from jaxmedusa.simulate import simulate
+from jaxmedusa.state import STATUS_NAN, STATUS_OK
+from jaxmedusa.tire import cornering_stiffness
+
+from conftest import single, without_damping
+
+
+def saved(res, field, b=0):
+    return np.asarray(getattr(res.samples, field)[b])[np.asarray(res.samples.saved[b])]
+
+
+def run(scenarios, **kw):
+    settings = Settings(**kw)
+    batch, state = build_batch(scenarios if isinstance(scenarios, list) else [scenarios], dt=settings.dt)
+    return simulate(batch, state, settings)
+
+
+def test_save_times_follow_main_c():
+    # main.c saves at t = 0 and whenever t - t_old >= 0.999999 s, and steps while t <= t_end.
+    from conftest import read_models, EXAMPLES  # noqa: F401
+    res = run(single(read_models(EXAMPLES / "offset" / "model.dat")[0], speed=10.0), end_time=0.1, save_every=0.01)
+    t = saved(res, "t")
+    np.testing.assert_allclose(t, np.arange(11) * 0.01, atol=1e-12)
+    assert float(res.final.clock.t[0]) > 0.1
+    assert int(res.final.clock.steps[0]) in (2000, 2001)
+
+
+def test_energy_is_conserved_without_damping_and_tires(model1_at_equilibrium):
+    # Drop the undamped car from 2 cm above equilibrium with a pitch rate: springs and the
+    # elastic chassis are conservative, so (1.33) must stay constant up to the O(dt) error
+    # of the scheme, which halves when dt halves.
+    m = without_damping(replace(model1_at_equilibrium, eq_r3=model1_at_equilibrium.eq_r3 + 0.02))
+    spreads = []
+    for dt in (5e-5, 2.5e-5):
+        res = run(single(m, speed=5.0), end_time=1.0, save_every=0.005, dt=dt, tires=False)
+        e = saved(res, "energy")[:, 0]
+        spreads.append(np.ptp(e))
+        kinetic = 0.5 * m.mass * 25.0
+        assert np.ptp(e) < 1e-3 * kinetic
+    assert spreads[1] < 0.7 * spreads[0]
+
+
+def test_free_rolling_straight_keeps_speed_and_lane(models):
+    res = run(single(models[0], speed=22.0), end_time=1.0, save_every=0.05)
+    v = saved(res, "v")[:, 0]
+    r = saved(res, "r")[:, 0]
+    assert int(res.final.clock.status[0]) == STATUS_OK
+    np.testing.assert_allclose(v[:, 0], 22.0, atol=1e-9)  # free rolling: no longitudinal force
+    assert np.max(np.abs(r[:, 1])) < 1e-9  # symmetric: stays on y = 0
+    assert r[-1, 0] == pytest.approx(22.0, rel=1e-6)
+
+
+def test_driven_front_wheels_faster_than_car_accelerate_it(model1_at_equilibrium):
+    res = run(single(model1_at_equilibrium, speed=20.0, tire_speed=21.0), end_time=0.5, save_every=0.05)
+    vx = saved(res, "v")[:, 0, 0]
+    assert vx[-1] > 20.3 and np.all(np.diff(vx[2:]) > 0)
+    slow = run(single(model1_at_equilibrium, speed=20.0, tire_speed=19.0), end_time=0.5, save_every=0.05)
+    assert saved(slow, "v")[-1, 0, 0] < 19.8
+
+
+def test_steady_turn_matches_linear_single_track_model(model1_at_equilibrium):
+    m = model1_at_equilibrium
+    delta_deg, speed = 1.0, 15.0
+    res = run(single(m, speed=speed, steering_deg=delta_deg), end_time=4.0, save_every=0.05)
+    F, W, v = saved(res, "F")[:, 0], saved(res, "W")[:, 0], saved(res, "v")[:, 0]
+    yaw_rate = (F[:, 0, 0] * W[:, 1, 0] - F[:, 1, 0] * W[:, 0, 0]) / (F[:, 0, 0] ** 2 + F[:, 1, 0] ** 2)
+    late = slice(-20, None)  # the last second
+    assert np.ptp(yaw_rate[late]) < 0.01 * np.mean(yaw_rate[late])  # steady
+    u = float(np.mean(np.hypot(v[late, 0], v[late, 1])))
+    # Linear single-track model: r = U delta / (L + K U^2), K = m L2/(L Cf) - m L1/(L Cr),
+    # axle cornering stiffnesses = 2 dFy/dalpha of this tire at the static axle loads.
+    p = vehicle_params(m)
+    L = m.l1 + m.l2
+    w = m.mass * 9.81
+    cf = 2 * float(cornering_stiffness(w * m.l2 / L / 2, p.tire))
+    cr = 2 * float(cornering_stiffness(w * m.l1 / L / 2, p.tire))
+    k_us = m.mass * m.l2 / (L * cf) - m.mass * m.l1 / (L * cr)
+    expected = u * math.radians(delta_deg) / (L + k_us * u * u)
+    assert np.mean(yaw_rate[late]) > 0  # positive steering turns left
+    assert np.mean(yaw_rate[late]) == pytest.approx(expected, rel=0.03)
+
+
+def test_batch_equals_scenarios_run_one_by_one(models):
+    # XLA may vectorise a batch differently from a single scenario (different rounding).
+    # Positions, directors and velocities agree to 1e-12. The director velocities W carry the
+    # stiff chassis modes (omega ~ sqrt(V mu / my33) ~ 1.6e3 rad/s), which turn the 1e-15
+    # round-off of F into ~1e-12 noise in W, so W is compared at omega * 1e-12 * 10.
+    scenarios = [single(models[0], speed=s, steering_deg=d, tire_speed=ts, y=y)
+                 for s, d, ts, y in [(20.0, 0.5, 0.0, 0.0), (22.0, -1.0, 23.0, 1.0), (18.0, 2.0, 0.0, -2.0),
+                                     (25.0, 0.0, 24.0, 0.5)]]
+    scenarios.append(single(models[1], speed=21.0, steering_deg=3.0))
+    together = run(scenarios, end_time=0.3, save_every=0.05)
+    for b, sc in enumerate(scenarios):
+        alone = run(sc, end_time=0.3, save_every=0.05)
+        for field, atol in (("r", 1e-12), ("F", 1e-12), ("v", 1e-12), ("W", 2e-8), ("energy", 1e-9)):
+            np.testing.assert_allclose(np.asarray(getattr(together.samples, field)[b]),
+                                       np.asarray(getattr(alone.samples, field)[0]), rtol=1e-12, atol=atol)
+
+
+def test_padded_vehicles_do_not_change_results(models):
+    from jaxmedusa.scenario import Scenario
+    one = single(models[0], speed=20.0, steering_deg=1.0)
+    two = Scenario("two", [models[0]], [one.vehicles[0], replace(one.vehicles[0], y=50.0)])
+    settings = Settings(end_time=0.2, save_every=0.05)
+    batch, state = build_batch([one, two], dt=settings.dt)  # `one` is padded to 2 vehicles
+    assert np.asarray(batch.valid).tolist() == [[True, False], [True, True]]
+    res = simulate(batch, state, settings)
+    np.testing.assert_allclose(np.asarray(res.samples.r[0, :, 0]), np.asarray(res.samples.r[1, :, 0]), atol=1e-12)
+    np.testing.assert_allclose(np.asarray(res.samples.r[0, :, 1]), np.asarray(res.samples.r[0, :1, 1]), atol=0)
+
+
+def test_nan_scenario_is_flagged_and_neighbours_unaffected(models):
+    good = single(models[0], speed=20.0, steering_deg=2.0)
+    bad = single(models[0], speed=float("nan"))
+    res = run([good, bad, good], end_time=0.1, save_every=0.05)
+    status = np.asarray(res.final.clock.status)
+    assert status.tolist() == [STATUS_OK, STATUS_NAN, STATUS_OK]
+    alone = run(good, end_time=0.1, save_every=0.05)
+    for b in (0, 2):
+        np.testing.assert_array_equal(np.asarray(res.final.vehicles.r[b]), np.asarray(alone.final.vehicles.r[0]))
+
+
+def test_gradient_through_the_run_is_finite_and_matches_finite_differences(models):
+    # Forward-mode derivative of the final lateral position w.r.t. the steering angle.
+    settings = Settings(end_time=0.3, save_every=0.1)
+
+    def final_y(delta_deg):
+        sc = single(models[0], speed=20.0)
+        batch, state = build_batch([sc], dt=settings.dt)
+        steer = batch.driver.steer_values + delta_deg * math.pi / 180
+        batch = replace(batch, driver=replace(batch.driver, steer_values=steer))
+        return simulate(batch, state, settings, record=False).final.vehicles.r[0, 0, 1]
+
+    d = 1.0
+    g = float(jax.jacfwd(final_y)(d))
+    h = 1e-4
+    fd = (float(final_y(d + h)) - float(final_y(d - h))) / (2 * h)
+    assert np.isfinite(g) and g == pytest.approx(fd, rel=1e-4)
