@@ -43,6 +43,8 @@ Study file (TOML; every key is checked, errors name the key):
     uniform = [5.0, 8.0]                  #   path value = coefficient * sample (mode "set"),
     paths = { "vehicles.2.x" = 1.0, "vehicles.3.x" = 2.0 }   # base + coef * sample ("offset"),
                                           #   base * coef * sample ("scale")
+    Parameters apply in the order written, so an offset or scale may follow a set on the
+    same path; a second "set" of a path is an error.
 
     [run]
     batch = 256                           # chunk size; default automatic ("auto")
@@ -367,7 +369,13 @@ def study_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<stud
 
     study = Study(name=name, base=base, settings=settings, parameters=params, sampler=sampler, outputs=outputs,
                   tire=tire, contact=contact, batch=batch, description=description, source=source, text=text)
-    scenarios_for(study, design(study)[1])  # every sample checked before anything runs
+    ids, cols = design(study)
+    scenarios_for(study, cols, ids)  # every sample is checked before anything runs,
+    row = {k: v[0] for k, v in cols.items()}
+    for p in params:  # and so is each end of every bounded range (with the other values of sample 0)
+        for x in p.dist.support():
+            if math.isfinite(x):
+                scenario_for(study, {**row, p.name: x}, sample_id=-1)
     return study
 
 
@@ -589,9 +597,10 @@ def _parameters(t, base: Scenario, sampler: Sampler, err: _Errors) -> list[Param
                     if m != int(m) or not 1 <= m <= len(base.models):
                         err.fail(where, f"model number 1..{len(base.models)} expected, got {m:g}")
             for leafkey in _expand(tg):
-                if leafkey in seen:
-                    err.fail(where, f"path '{p}' is also set by parameters.{seen[leafkey]}")
-                seen[leafkey] = name
+                if leafkey in seen and mode == "set":
+                    err.fail(where, f"mode \"set\" would overwrite what parameters.{seen[leafkey]} gives "
+                             f"'{p}' (parameters apply in the order written; use mode offset or scale)")
+                seen.setdefault(leafkey, name)
             targets.append((tg, c))
         levels = leaf.get("levels")
         if levels is not None:
@@ -755,7 +764,8 @@ def _check_sample(study: Study, sc: Scenario, tire: dict, contact: dict, sample_
         names = names or [p.name for p in study.parameters if any(t.kind in kinds for t, _ in p.targets)]
         at = ", ".join(f"{n} = {values[n]:g}" for n in names)
         keys = ", ".join(f"parameters.{n}" for n in names) or "parameters"
-        raise StudyError(f"{src}: {keys}: sample {sample_id} ({at}): {message}")
+        which = f"sample {sample_id}" if sample_id >= 0 else "the end of a range"
+        raise StudyError(f"{src}: {keys}: {which} ({at}): {message}")
 
     touched = {t.kind for p in study.parameters for t, _ in p.targets}
     if "model" in touched:

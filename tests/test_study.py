@@ -1,0 +1,325 @@
+"""Studies: spec validation, samplers, the fast batch builder, chunked sweeps (resume, shards,
+devices, failing scenarios) and the shipped studies in small versions.
+
+Every sweep here uses the same settings and chunk size (CHUNK scenarios of 2 vehicles), so
+the chunk function compiles once for the whole file.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import tomllib
+import warnings
+from pathlib import Path
+
+import jax
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from jaxmedusa import study as study_mod
+from jaxmedusa.build import build_batch
+from jaxmedusa.legacy import MedusaInputError
+from jaxmedusa.state import STATUS_OK
+from jaxmedusa.study import (CONTACT_DEFAULTS, build_scenarios, design, load_study, merge_results, run_chunk,
+                             run_study, scenario_for, study_from_dict, unit_design)
+
+ROOT = Path(__file__).resolve().parent.parent
+STUDIES = ROOT / "studies"
+HAS_CONTACT = importlib.util.find_spec("jaxmedusa.contact_step") is not None
+CHUNK = 4
+END_TIME = 0.05  # [s]
+
+warnings.filterwarnings("ignore", message=".*runs backwards.*")  # the report's road.dat (RoadWarning)
+
+
+def _small(name: str, n: int = 8, end_time: float = END_TIME, **changes) -> dict:
+    """The shipped study `name`, shrunk: n samples, end_time, contact as available."""
+    data = tomllib.loads((STUDIES / f"{name}.toml").read_text())
+    data["sampler"]["n"] = n
+    data.setdefault("simulation", {})["end_time"] = end_time
+    if not HAS_CONTACT:
+        data["simulation"]["contact"] = False
+    data.setdefault("run", {})["batch"] = CHUNK
+    data.update(changes)
+    return data
+
+
+def _study(data: dict, name="test"):
+    return study_from_dict(data, base_dir=STUDIES, source=f"<{name}>", default_name=name, text=json.dumps(data))
+
+
+def _table(folder: Path):
+    return pq.read_table(folder / "scenarios.parquet")
+
+
+# ----------------------------------------------------------------------------- spec and sampling
+
+
+def test_sampler_reproducible():
+    for kind in ("random", "lhs", "sobol"):
+        a = unit_design(kind, 16, 3, seed=7)
+        assert np.array_equal(a, unit_design(kind, 16, 3, seed=7)), kind
+        assert not np.array_equal(a, unit_design(kind, 16, 3, seed=8)), kind
+        assert a.shape == (16, 3) and np.all((a >= 0) & (a < 1))
+    lhs = unit_design("lhs", 10, 2, seed=1)
+    for j in range(2):  # one point per stratum in every dimension
+        assert sorted(np.floor(lhs[:, j] * 10).astype(int)) == list(range(10))
+    st = _study(_small("offset", n=16))
+    ids, cols = design(st)
+    ids2, cols2 = design(_study(_small("offset", n=16)))
+    assert list(ids) == list(range(16)) and all(np.array_equal(cols[k], cols2[k]) for k in cols)
+    assert cols["lateral_offset"].min() >= -1.6 and cols["lateral_offset"].max() <= 1.6
+
+
+def test_grid_fixed_lists_and_paths():
+    data = _small("offset")
+    data["sampler"] = {"kind": "grid"}
+    data["parameters"] = {
+        "lateral_offset": {"uniform": [-1.0, 1.0], "levels": 3, "path": "vehicles.2.y"},
+        "vehicles": {"1": {"speed": {"values": [20.0, 24.0]}}},  # TOML dotted key vehicles.1.speed
+        "models.1.mass": {"normal": [1500.0, 10.0], "levels": 2, "mode": "offset"},
+    }
+    st = _study(data)
+    ids, cols = design(st)
+    assert len(ids) == 12 and list(cols) == ["lateral_offset", "vehicles.1.speed", "models.1.mass"]
+    assert list(cols["lateral_offset"][::4]) == [-1.0, 0.0, 1.0]  # first parameter varies slowest
+    sc, tire, contact = scenario_for(st, {k: v[5] for k, v in cols.items()})
+    assert sc.vehicles[1].y == cols["lateral_offset"][5] and sc.vehicles[0].speed == cols["vehicles.1.speed"][5]
+    assert sc.models[0].mass == pytest.approx(st.base.models[0].mass + cols["models.1.mass"][5])
+    assert st.base.models[0].mass == 1573.0  # the base is never mutated
+    # fixed lists are crossed with a random design
+    data["sampler"] = {"kind": "random", "n": 5, "seed": 1}
+    data["parameters"] = {"vehicles.2.y": {"uniform": [-1, 1]}, "vehicles.1.speed": {"values": [20.0, 24.0]}}
+    ids, cols = design(_study(data))
+    assert len(ids) == 10 and np.array_equal(cols["vehicles.2.y"][:5], cols["vehicles.2.y"][5:])
+    assert list(cols["vehicles.1.speed"]) == [20.0] * 5 + [24.0] * 5
+
+
+def test_shipped_study_paths():
+    wave = _study(_small("wave", n=4))
+    ids, cols = design(wave)
+    sc, _, _ = scenario_for(wave, {k: v[1] for k, v in cols.items()})
+    g, v, drop = (cols[k][1] for k in ("gap", "speed", "speed_drop"))
+    assert [x.x for x in sc.vehicles] == pytest.approx([0.0, g, 2 * g, 3 * g])
+    assert [x.speed for x in sc.vehicles] == pytest.approx([v, v, v, v - drop])
+    merge = _study(_small("merge", n=4))
+    ids, cols = design(merge)
+    sc, _, _ = scenario_for(merge, {k: v[2] for k, v in cols.items()})
+    assert sc.vehicles[4].steering.values == (cols["rogue_steering_deg"][2],)
+    offset = _study(_small("offset", n=4))
+    ids, cols = design(offset)
+    sc, _, _ = scenario_for(offset, {k: v[3] for k, v in cols.items()})
+    assert sc.vehicles[1].speed == pytest.approx(22.0 - cols["speed_difference"][3])
+    assert load_study(STUDIES / "offset.toml").sampler.n == 4096
+
+
+@pytest.mark.parametrize("change, key", [
+    ({"parameters": {"vehicles.3.y": {"uniform": [0, 1]}}}, "parameters.vehicles.3.y"),
+    ({"parameters": {"vehicles.1.wheels": {"uniform": [0, 1]}}}, "parameters.vehicles.1.wheels"),
+    ({"parameters": {"settings.dt": {"uniform": [0, 1]}}}, "parameters.settings.dt"),
+    ({"parameters": {"vehicles.2.y": {"uniform": [1, -1]}}}, "parameters.vehicles.2.y.uniform"),
+    ({"parameters": {"vehicles.2.y": {"normal": [0, 0]}}}, "parameters.vehicles.2.y.normal"),
+    ({"parameters": {"vehicles.2.y": {"uniform": [0, 1], "beta": 2}}}, "parameters.vehicles.2.y.beta"),
+    ({"parameters": {"vehicles.2.y": {"uniform": [0, 1], "mode": "add"}}}, "parameters.vehicles.2.y.mode"),
+    ({"parameters": {"models.1.mass": {"uniform": [-100.0, 1000.0]}}}, "parameters.models.1.mass"),
+    ({"parameters": {"models.1.nu": {"uniform": [0.3, 0.6]}}}, "parameters.models.1.nu"),
+    ({"parameters": {"models.*.tire_lag": {"choice": [0.0016, 0.0]}}}, "parameters.models.*.tire_lag"),
+    ({"parameters": {"contact.eps1": {"uniform": [0.5, 3.0]}}}, "parameters.contact.eps1"),
+    ({"parameters": {"vehicles.2.y": {"uniform": [0, 1]}, "y2": {"uniform": [0, 1], "path": "vehicles.2.y"}}},
+     "parameters.y2"),
+    ({"sampler": {"kind": "halton", "n": 4}}, "sampler.kind"),
+    ({"sampler": {"kind": "sobol", "n": 0}}, "sampler.n"),
+    ({"sampler": {"kind": "grid"}}, "levels"),
+    ({"simulation": {"dt": -1.0}}, "simulation.dt"),
+    ({"simulation": {"contact_law": "elastic"}}, "simulation.contact_law"),
+    ({"outputs": {"metrics": ["delta_vee"]}}, "outputs.metrics"),
+    ({"contact": {"stiffness": -1.0}}, "contact.stiffness"),
+    ({"bogus": 1}, "bogus"),
+])
+def test_validation_names_the_key(change, key):
+    data = _small("offset")
+    data.update(change)
+    with pytest.raises(MedusaInputError) as e:
+        _study(data)
+    assert key in str(e.value), str(e.value)
+
+
+def test_fast_builder_equals_build_batch():
+    st = _study(_small("merge", n=3))
+    ids, cols = design(st)
+    items = study_mod.scenarios_for(st, cols, ids)
+    b1, s1 = build_batch([it[0] for it in items], dt=st.settings.dt)
+    b2, s2 = build_scenarios(items, st.settings.dt)
+    l1, t1 = jax.tree.flatten((b1, s1))
+    l2, t2 = jax.tree.flatten((b2, s2))
+    assert t1 == t2
+    for a, b in zip(l1, l2):
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(np.asarray(a), np.asarray(b))
+
+
+# ----------------------------------------------------------------------------- sweeps
+
+
+@pytest.fixture(scope="module")
+def offset_small():
+    return _study(_small("offset", n=10), name="offset-small")  # 3 chunks of 4, the last padded
+
+
+@pytest.fixture(scope="module")
+def full_run(offset_small, tmp_path_factory):
+    out = tmp_path_factory.mktemp("full")
+    summary = run_study(offset_small, out=out, progress=False)
+    assert summary.complete and summary.n_chunks == 3 and summary.chunk_size == CHUNK
+    return out
+
+
+def test_full_run_table(full_run, offset_small):
+    t = _table(full_run)
+    df = t.to_pandas()
+    assert list(df.sample_id) == list(range(10))
+    ids, cols = design(offset_small)
+    assert np.array_equal(df.lateral_offset, cols["lateral_offset"])
+    assert (df.status == STATUS_OK).all() and (df.status_name == "ok").all()
+    for c in ("v1_delta_v", "v2_delta_v_x", "v1_delta_v_body_fwd", "v2_pdof_clock", "v1_final_yaw_rate",
+              "v2_max_lateral_excursion", "v1_lane_departure", "v2_energy_end", "v1_first_contact_time"):
+        assert c in df.columns, c
+    assert np.all(np.isfinite(df.v2_final_x)) and np.allclose(df.end_time, END_TIME, atol=1e-4)
+    meta = {k.decode(): v.decode() for k, v in t.schema.metadata.items()}
+    assert meta["jaxmedusa.precision"] == "float64" and meta["jaxmedusa.backend"] == jax.default_backend()
+    assert "[sampler]" in meta["jaxmedusa.study"] or "sampler" in meta["jaxmedusa.study"]
+    assert json.loads(meta["jaxmedusa.study_spec"])["sampler"]["n"] == 10
+    assert meta["jaxmedusa.version"] and "jaxmedusa.git_commit" in meta
+
+
+def test_resume_after_interruption_equals_full_run(full_run, offset_small, tmp_path, monkeypatch):
+    out = tmp_path / "resumed"
+    calls = []
+    real = study_mod.run_chunk
+
+    def interrupted(*args, **kw):
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # killed while running the third chunk
+        calls.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(study_mod, "run_chunk", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_study(offset_small, out=out, progress=False)
+    assert sorted(p.name for p in (out / "chunks").iterdir()) == ["chunk-00000.parquet", "chunk-00001.parquet"]
+    assert not (out / "scenarios.parquet").exists()
+    monkeypatch.setattr(study_mod, "run_chunk", real)
+    stamp = (out / "chunks" / "chunk-00000.parquet").stat().st_mtime_ns
+    s = run_study(offset_small, out=out, resume=True, progress=False)
+    assert s.chunks_skipped == [0, 1] and s.chunks_run == [2] and s.complete
+    assert (out / "chunks" / "chunk-00000.parquet").stat().st_mtime_ns == stamp
+    assert _table(out).equals(_table(full_run), check_metadata=True)
+    # a different chunk size cannot resume these chunks
+    with pytest.raises(MedusaInputError, match="different study or chunk size"):
+        run_study(offset_small, out=out, batch=2, resume=True, progress=False)
+
+
+def test_shards_merge_to_the_full_run(full_run, offset_small, tmp_path):
+    outs = []
+    for i in range(2):
+        s = run_study(offset_small, out=tmp_path / f"shard{i}", shard=f"{i}/2", progress=False)
+        assert not s.complete and s.chunks_run == [k for k in range(3) if k % 2 == i]
+        outs.append(tmp_path / f"shard{i}")
+    merged = merge_results(outs, tmp_path / "merged")
+    assert merged.equals(_table(full_run).replace_schema_metadata(None))
+    assert _table(tmp_path / "merged").equals(_table(full_run))
+    with pytest.raises(MedusaInputError, match="missing"):
+        merge_results(outs[:1], tmp_path / "partial")
+
+
+def test_failing_scenario_is_flagged_and_isolated(offset_small):
+    data = _small("offset", n=1)
+    data["sampler"] = {"kind": "grid"}
+    data["parameters"] = {"vehicles.2.speed": {"values": [20.0, 1.0e7, 18.0, 21.0]},
+                          "vehicles.2.y": {"values": [0.5]}}
+    st = _study(data, name="broken")
+    ids, cols = design(st)
+    items = study_mod.scenarios_for(st, cols, ids)
+    metrics, _, _ = run_chunk(st, items, CHUNK)
+    status = metrics["status"]
+    assert status[1] != STATUS_OK and list(np.delete(status, 1)) == [STATUS_OK] * 3
+    for k, v in metrics.items():
+        assert np.all(np.isfinite(np.asarray(v, float))), k  # a failed row keeps its last good state
+    for i in (0, 2, 3):  # each neighbour run on its own (padded to the same chunk shape)
+        alone, _, _ = run_chunk(st, [items[i]], CHUNK)
+        for k in metrics:
+            assert np.array_equal(metrics[k][i], alone[k][0]), (i, k)
+
+
+def test_four_host_devices_give_the_same_table(full_run, offset_small, tmp_path):
+    out = tmp_path / "dev4"
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(_small("offset", n=10)))
+    code = textwrap.dedent(f"""
+        import json, warnings
+        warnings.simplefilter("ignore")
+        import jax
+        from jaxmedusa.study import study_from_dict, run_study
+        assert jax.device_count() == 4, jax.devices()
+        data = json.loads(open({str(spec)!r}).read())
+        st = study_from_dict(data, base_dir={str(STUDIES)!r}, source="<offset-small>", default_name="offset-small",
+                             text=json.dumps(data))
+        s = run_study(st, out={str(out)!r}, progress=False)
+        print("chunk", s.chunk_size)
+    """)
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    a, b = _table(out), _table(full_run)
+    assert a.column_names == b.column_names and a.schema.types == b.schema.types
+    meta = {k.decode(): v.decode() for k, v in a.schema.metadata.items()}
+    assert meta["jaxmedusa.devices"] == "4" and meta["jaxmedusa.chunk_size"] == str(CHUNK)
+    # XLA compiles the per-device batch of 1 differently from a batch of 4 (vectorisation,
+    # fused multiply-adds): floats agree to rounding, everything else exactly.
+    for name in a.column_names:
+        x, y = a.column(name).to_numpy(zero_copy_only=False), b.column(name).to_numpy(zero_copy_only=False)
+        if x.dtype.kind == "f":
+            np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12, err_msg=name)
+        else:
+            assert list(x) == list(y), name
+
+
+def test_trajectories_dataset_and_show(offset_small, tmp_path):
+    data = _small("offset", n=3)
+    data["outputs"] = {"trajectories": True, "metrics": ["delta_v", "final"]}
+    st = _study(data, name="traj")
+    s = run_study(st, out=tmp_path, progress=False)
+    assert s.complete
+    traj = pq.read_table(tmp_path / "trajectories").to_pandas()
+    assert set(traj.sample_id) == {0, 1, 2} and set(traj.vehicle) == {1, 2}
+    assert {"time", "x", "heading", "speed", "d11", "w33", "energy", "energy_medusa"} <= set(traj.columns)
+    rows = _table(tmp_path).to_pandas()
+    assert "v1_final_x" in rows and "v1_contact_duration" not in rows
+    last = traj[(traj.sample_id == 1) & (traj.vehicle == 2)].sort_values("time").iloc[-1]
+    gap = rows.end_time[1] - last.time  # the run ends one step after end_time, after the last sample
+    assert 0 <= gap <= st.settings.save_every + 1e-3
+    assert rows.v2_final_x[1] == pytest.approx(last.x + last.vx * gap, abs=1e-3)
+    from typer.testing import CliRunner
+
+    import typer
+    from jaxmedusa_cli.study_commands import register
+
+    app = typer.Typer()
+    register(app)
+    res = CliRunner().invoke(app, ["show", str(tmp_path)])
+    assert res.exit_code == 0 and "offset: 3 of 3" in res.output and "ok 3" in res.output, res.output
+
+
+@pytest.mark.parametrize("name", ["wave", "merge"])
+def test_shipped_studies_small(name, tmp_path):
+    st = _study(_small(name, n=2, end_time=0.02), name=name)
+    s = run_study(st, out=tmp_path, batch=2, progress=False)
+    df = _table(tmp_path).to_pandas()
+    assert s.complete and len(df) == 2 and (df.status == STATUS_OK).all()
+    n_v = len(st.base.vehicles)
+    assert f"v{n_v}_final_speed" in df and f"v{n_v + 1}_final_speed" not in df
