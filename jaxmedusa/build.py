@@ -30,7 +30,8 @@ class Batch:
 
 
 def _stack(trees):
-    return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
+    """Stack pytrees of host arrays (numpy: a jnp.stack of thousands of leaves compiles slowly)."""
+    return jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *trees)
 
 
 def _table_arrays(table: DriverTable, k: int, scale: float):
@@ -45,7 +46,7 @@ def _table_arrays(table: DriverTable, k: int, scale: float):
 def driver_params(vehicle, k: int) -> DriverParams:
     st, sv, sl = _table_arrays(vehicle.steering, k, math.pi / 180.0)  # STEERING in degrees
     vt, vv, vl = _table_arrays(vehicle.tire_speed, k, 1.0)
-    f = lambda x: jnp.asarray(x, dtype=jnp.float64)  # noqa: E731
+    f = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731
     return DriverParams(f(st), f(sv), f(sl), f(vt), f(vv), f(vl))
 
 
@@ -56,7 +57,7 @@ def initial_vehicle_state(model, vehicle) -> VehicleState:
     c, s = math.cos(theta), math.sin(theta)
     Q = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
     F0 = Q @ np.asarray(model.eq_F, dtype=float)
-    f = lambda x: jnp.asarray(x, dtype=jnp.float64)  # noqa: E731
+    f = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731
     return VehicleState(
         r=f([vehicle.x, vehicle.y, model.eq_r3]),
         F=f(F0),
@@ -64,7 +65,7 @@ def initial_vehicle_state(model, vehicle) -> VehicleState:
         W=f(np.zeros((3, 3))),
         alpha_lag=f(np.zeros(4)),
         alpha_rate=f(np.zeros(4)),
-        road_seg=jnp.asarray(0, dtype=jnp.int32),
+        road_seg=np.asarray(0, dtype=np.int32),
         road_s=f(0.0),
     )
 
@@ -102,19 +103,20 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact: ContactPar
             s0 = initial_vehicle_state(model, veh)
             if road is not None:
                 seg, s = road_mod.initial_tracking(road, s0.r)
-                s0 = replace(s0, road_seg=jnp.asarray(seg, jnp.int32), road_s=jnp.asarray(s, jnp.float64))
+                s0 = replace(s0, road_seg=np.asarray(seg, np.int32), road_s=np.asarray(s, np.float64))
             st.append(s0)
         params.append(_stack(vp))
         drivers.append(_stack(dp))
-        valid.append(jnp.arange(n_v) < len(sc.vehicles))
+        valid.append(np.arange(n_v) < len(sc.vehicles))
         states.append(_stack(st))
         roads.append(road)
-        pairs.append(PairState(gamma=jnp.zeros((n_pairs, 2)), warm=jnp.zeros((n_pairs, CONTACT_WARM_SIZE)),
-                               in_contact=jnp.zeros((n_pairs,), bool)))
+        pairs.append(PairState(gamma=np.zeros((n_pairs, 2)), warm=np.zeros((n_pairs, CONTACT_WARM_SIZE)),
+                               in_contact=np.zeros((n_pairs,), bool)))
     cp = contact or contact_params()
-    batch = Batch(vehicle=_stack(params), driver=_stack(drivers), valid=jnp.stack(valid),
+    batch = Batch(vehicle=_stack(params), driver=_stack(drivers), valid=np.stack(valid),
                   contact=_stack([cp] * len(scenarios)), road=None if flat else _stack(roads))
-    return batch, initial_state(_stack(states), _stack(pairs), dt)
+    to_device = lambda tree: jax.tree.map(jnp.asarray, tree)  # noqa: E731
+    return to_device(batch), initial_state(to_device(_stack(states)), to_device(_stack(pairs)), dt)
 
 
 def initial_state(vehicles: VehicleState, pairs: PairState, dt: float) -> SimState:

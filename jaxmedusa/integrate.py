@@ -115,7 +115,7 @@ def scenario_step(batch_item, state: SimState, settings: Settings) -> tuple[SimS
     finite = _all_finite(new_vs)
     # Only an accepted step can fail; a failed scenario keeps its last good state.
     status = jnp.where(accept & left_road, STATUS_OFF_ROAD,
-                       jnp.where(accept & jnp.logical_not(finite), STATUS_NAN, STATUS_OK))
+                       jnp.where(accept & jnp.logical_not(finite), STATUS_NAN, STATUS_OK)).astype(jnp.int32)
     ok = status == STATUS_OK
     take = accept & ok
 

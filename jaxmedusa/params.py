@@ -73,7 +73,7 @@ def tire_params(values: dict | None = None) -> TireParams:
         if unknown:
             raise ValueError(f"unknown tire parameter(s) {sorted(unknown)}; expected {sorted(v)}")
         v.update(values)
-    return TireParams(**{k: jnp.asarray(float(x)) for k, x in v.items()})
+    return TireParams(**{k: np.asarray(float(x)) for k, x in v.items()})
 
 
 @pytree_dataclass
@@ -124,7 +124,7 @@ def vehicle_params(model: ModelSpec, tire: dict | None = None) -> VehicleParams:
             [-m.l2, -0.5 * m.track, -m.h2],  # right rear
         ]
     )  # eq (1.11)
-    f = lambda x: jnp.asarray(x, dtype=jnp.float64)  # noqa: E731
+    f = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731  (numpy: cheap to stack for big batches)
     return VehicleParams(
         mass=f(m.mass),
         my=f(inertia_parameters(m.ix, m.iy, m.iz)),
@@ -175,7 +175,7 @@ class ContactParams:
 
 
 def contact_params(p1=2e4, p2=100.0, stiffness=1e6, damping=1e4, eps1=0.4, eps2=0.4) -> ContactParams:
-    f = lambda x: jnp.asarray(float(x))  # noqa: E731
+    f = lambda x: np.asarray(float(x))  # noqa: E731
     return ContactParams(p1=f(p1), p2=f(p2), stiffness=f(stiffness), damping=f(damping), eps1=f(eps1), eps2=f(eps2))
 
 

@@ -38,12 +38,16 @@ def tire_forces(fz, alpha, s, tp: TireParams):
     alpha = jnp.where(jnp.abs(alpha) > 0.5 * jnp.pi, jnp.pi - alpha, alpha)
     fz = jnp.where(fz > 0.0, fz, 1.0)  # keeps the unused lanes of lifted wheels finite
 
-    tana, sina, cosa = jnp.tan(alpha), jnp.sin(alpha), jnp.cos(alpha)
+    tana = jnp.tan(alpha)
+    # sin^2 = tan^2/(1 + tan^2), cos^2 = 1/(1 + tan^2): one transcendental instead of three
+    # (XLA's CPU sin/cos/tan are scalar calls and dominate the cost of a step).
+    cos2 = 1.0 / (1.0 + tana * tana)
     ap0 = contact_patch_length(fz, tp)  # eq (1.20)
     ks = 2.0 / (ap0 * ap0) * (tp.a0 + tp.a1 * fz - tp.a1 / tp.a2 * fz * fz)
     kc = 2.0 / (ap0 * ap0) * fz * tp.cs_fz
     mu0 = peak_friction(fz, tp)
-    s3 = safe_norm2(sina, s * cosa)  # sqrt(sin^2 alpha + s^2 cos^2 alpha), eq (1.21)
+    s3_sq = (tana * tana + s * s) * cos2  # sin^2 alpha + s^2 cos^2 alpha, eq (1.21)
+    s3 = jnp.where(s3_sq == 0.0, 0.0, jnp.sqrt(jnp.where(s3_sq == 0.0, 1.0, s3_sq)))
     kc_prime = kc + (ks - kc) * s3
     mu = mu0 * (1.0 - tp.k_mu * s3)
 
