@@ -25,7 +25,6 @@ gets off_road = True (MEDUSA exits the program there).
 """
 from __future__ import annotations
 
-import math
 import warnings
 from typing import NamedTuple
 
@@ -37,7 +36,7 @@ from .pytree import pytree_dataclass
 
 N_GRID = 8  # samples of |C(s) - r| per segment in the closest-point search
 N_GRID_INITIAL = 32  # samples per segment in initial_tracking (runs once: dense)
-N_NEWTON = 3  # Newton steps on (C(s) - r).C'(s) = 0 (half before, half after the samples)
+N_NEWTON = 4  # Newton steps on (C(s) - r).C'(s) = 0: one before the samples, the rest after
 _TINY = 1e-30  # guard for norms and divisions (squared lengths in m^2)
 
 
@@ -266,43 +265,30 @@ def _newton(c, lo, hi, r, s):
 
 
 def _closest_on_segment(c, lo, hi, r, s_warm, n_grid=N_GRID):
-    """argmin over s in [lo, hi] of |C(s) - r| (dist_road()), at fixed cost: N_NEWTON/2
-    Newton steps from the warm start; the closer of that and the best of N_GRID samples
-    (which catches another branch of a segment that doubles back); N_NEWTON/2 more steps.
-    The last step is differentiable in r (the implicit-function derivative at the
-    minimum); the others are not traced."""
+    """argmin over s in [lo, hi] of |C(s) - r| (dist_road()), at fixed cost: one Newton
+    step from the warm start; the closer of that and the best of n_grid samples (which
+    catches another branch of a segment that doubles back); N_NEWTON - 1 more steps,
+    traced for the derivative in r.
+
+    The sample sweep and the Newton steps run in lax.fori_loop on purpose: as one long
+    chain of cheap elementwise operations, XLA duplicated them into every consumer of the
+    result (each updated state array), which made a whole vehicle step 3-4x slower. A
+    loop's result is computed once."""
     r0 = jax.lax.stop_gradient(r)
     lo0, hi0 = jax.lax.stop_gradient(lo), jax.lax.stop_gradient(hi)
-    s = jax.lax.stop_gradient(jnp.clip(s_warm, lo0, hi0))
-    for _ in range(N_NEWTON // 2):
-        s = _newton(c, lo0, hi0, r0, s)
-    best_d = _dist2(c, s, r0)
-    for i in range(n_grid):  # unrolled where-tournament: elementwise under vmap
+    s = _newton(c, lo0, hi0, r0, jax.lax.stop_gradient(jnp.clip(s_warm, lo0, hi0)))
+
+    def sample(i, carry):  # where-tournament over the sample midpoints
+        s, best = carry
         g = lo0 + (hi0 - lo0) * ((i + 0.5) / n_grid)  # midpoints: Newton reaches the ends
         d = _dist2(c, g, r0)
-        closer = d < best_d  # strict: the warm result wins ties
-        s = jnp.where(closer, g, s)
-        best_d = jnp.where(closer, d, best_d)
-    for _ in range(N_NEWTON - N_NEWTON // 2 - 1):
-        s = _newton(c, lo0, hi0, r0, s)
-    return _newton(c, lo0, hi0, r, jax.lax.stop_gradient(s))
+        closer = d < best  # strict: the warm result wins ties
+        return jnp.where(closer, g, s), jnp.where(closer, d, best)
 
-
-_SIN = tuple((-1) ** n / math.factorial(2 * n + 1) for n in range(11))  # Taylor coefficients
-_COS = tuple((-1) ** n / math.factorial(2 * n) for n in range(12))
-
-
-def _sin_cos(x):
-    """(sin x, cos x) for |x| <= pi/2 (a bank angle: build_road keeps |bank| < 90 deg), to
-    1 ulp (max error 2.2e-16 on [-pi/2, pi/2]). Taylor polynomials in x^2: about 10x
-    cheaper than jnp.sin + jnp.cos in float64 on CPU, where those are not vectorised."""
-    x2 = x * x
-    s = c = 0.0
-    for a in reversed(_SIN):
-        s = s * x2 + a
-    for a in reversed(_COS):
-        c = c * x2 + a
-    return x * s, c
+    s, _ = jax.lax.fori_loop(0, n_grid, sample, (s, _dist2(c, s, r0)))
+    # Differentiable in r: at the converged minimum a Newton step has d(step)/ds = 0, so
+    # the derivative of the last step is the implicit-function derivative ds/dr.
+    return jax.lax.fori_loop(0, N_NEWTON - 1, lambda i, s: _newton(c, lo0, hi0, r, s), jax.lax.stop_gradient(s))
 
 
 def _frame(road: RoadParams, k, s):
@@ -322,7 +308,7 @@ def _frame(road: RoadParams, k, s):
     sb = jnp.where(vertical, jnp.sign(t3), q * h)  # sin(grade) = e1 . E3
     e1 = (ca * h, sa * h, sb)
     angle = road.bank[k - 1, 0] * s + road.bank[k - 1, 1]  # banking, positive: cw seen along e1
-    st, ct = _sin_cos(angle)
+    st, ct = jnp.sin(angle), jnp.cos(angle)
     e3 = (-ct * sb * ca + st * sa, -ct * sb * sa - st * ca, ct * h)
     e2 = (e3[1] * e1[2] - e3[2] * e1[1], e3[2] * e1[0] - e3[0] * e1[2], e3[0] * e1[1] - e3[1] * e1[0])  # e3 x e1 (vehicle.c)
     return RoadFrame(jnp.stack([p1, p2, p3]), jnp.stack(e1), jnp.stack(e2), jnp.stack(e3))
