@@ -31,6 +31,7 @@ class PairInfo(NamedTuple):
     touching: jnp.ndarray  # (P,) bool, phi1 <= 0 on the predicted state
     phi1: jnp.ndarray  # (P,) gap along n1 [m] (large positive when not a candidate)
     force: jnp.ndarray  # (P,) normal contact force magnitude [N] (law-specific, see contact_law.py)
+    gamma: jnp.ndarray  # (P, 2) multipliers gamma1, gamma2 after this step (MEDUSA law; 0 otherwise)
 
 
 class StepInfo(NamedTuple):
@@ -60,7 +61,8 @@ def no_contact(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Set
     """Contact stage for runs without contact: nothing touches."""
     n, p = r_pred.shape[0], pairs.gamma.shape[0]
     z3, z33 = jnp.zeros((n, 3)), jnp.zeros((n, 3, 3))
-    info = PairInfo(touching=jnp.zeros((p,), bool), phi1=jnp.full((p,), jnp.inf), force=jnp.zeros((p,)))
+    info = PairInfo(touching=jnp.zeros((p,), bool), phi1=jnp.full((p,), jnp.inf), force=jnp.zeros((p,)),
+                    gamma=jnp.zeros((p, 2)))
     return jnp.asarray(False), pairs, ContactTerms(z3, z33, z3, z33), info
 
 

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .build import build_batch
+from .events import ContactEventTracker, episodes_table
 from .inputs import load_scenario
 from .params import Settings
 from .scenario import Scenario
@@ -45,11 +46,14 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
                  progress=None, tracker=None) -> RunOutput:
     """Load, simulate and (if out_root is not None) write results/<name>/trajectory.parquet.
 
-    `progress(done_fraction)` is called between jitted chunks when given.
+    `progress(done_fraction)` is called between jitted chunks when given. Multi-vehicle runs
+    record contact episodes (events.py) and write results/<name>/contact_events.parquet.
     """
     scenario, config = load_scenario(path)
     settings = make_settings(config, end_time=end_time, dt=dt, save_every=save_every)
     batch, state = build_batch([scenario], dt=settings.dt)
+    if tracker is None and len(scenario.vehicles) > 1:
+        tracker = ContactEventTracker()
 
     start = time.perf_counter()
     metrics = init_metrics(batch, state, tracker)
@@ -74,6 +78,8 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
         out_dir = Path(out_root) / scenario.name
         out_dir.mkdir(parents=True, exist_ok=True)
         write_trajectory(samples, batch, out_dir / "trajectory.parquet")
+        if isinstance(tracker, ContactEventTracker):
+            episodes_table(metrics, len(scenario.vehicles)).to_parquet(out_dir / "contact_events.parquet", index=False)
     return RunOutput(scenario=scenario, settings=settings, result=result, out_dir=out_dir, wall_time=wall)
 
 

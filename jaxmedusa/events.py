@@ -1,0 +1,75 @@
+"""Contact episodes per vehicle pair, recorded inside the jitted run (a simulate() tracker).
+
+An episode starts on the first accepted step whose predicted state is in contact and ends
+on the first accepted step without contact; times are those at the end of the step [s].
+At most `max_episodes` per pair are kept (later ones are counted but not stored).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+from .pytree import pytree_dataclass
+from .state import pair_indices
+
+
+@pytree_dataclass
+class Episodes:
+    count: jnp.ndarray  # (P,) int32 episodes seen
+    active: jnp.ndarray  # (P,) bool, in contact after the last accepted step
+    start: jnp.ndarray  # (P, E) [s]
+    end: jnp.ndarray  # (P, E) [s], NaN while open
+    peak_gamma: jnp.ndarray  # (P, E) largest gamma1 [1/s] (MEDUSA law)
+    peak_force: jnp.ndarray  # (P, E) largest normal force [N]
+    min_phi1: jnp.ndarray  # (P, E) deepest penetration (most negative gap) [m]
+
+
+@dataclass(frozen=True)
+class ContactEventTracker:
+    max_episodes: int = 16
+
+    def init(self, batch_item, state_item) -> Episodes:
+        p, e = state_item.pairs.gamma.shape[0], self.max_episodes
+        nan = jnp.full((p, e), jnp.nan)
+        return Episodes(count=jnp.zeros((p,), jnp.int32), active=jnp.zeros((p,), bool), start=nan, end=nan,
+                        peak_gamma=nan, peak_force=nan, min_phi1=nan)
+
+    def update(self, m: Episodes, batch_item, state_item, info) -> Episodes:
+        touch = info.pairs.touching & info.accepted
+        t = state_item.clock.t
+        begins = touch & ~m.active
+        ends = info.accepted & ~info.pairs.touching & m.active
+        idx = jnp.where(begins, m.count, m.count - 1)  # episode slot being written
+        slot = jnp.arange(self.max_episodes)[None, :] == idx[:, None]  # (P, E)
+        writing = slot & touch[:, None]
+        fresh = slot & begins[:, None]
+        g1, force, phi = info.pairs.gamma[:, 0][:, None], info.pairs.force[:, None], info.pairs.phi1[:, None]
+        return Episodes(
+            count=m.count + begins.astype(jnp.int32),
+            active=jnp.where(info.accepted, info.pairs.touching, m.active),
+            start=jnp.where(fresh, t, m.start),
+            end=jnp.where(slot & ends[:, None], t, m.end),
+            peak_gamma=jnp.where(writing, jnp.where(fresh, g1, jnp.fmax(m.peak_gamma, g1)), m.peak_gamma),
+            peak_force=jnp.where(writing, jnp.where(fresh, force, jnp.fmax(m.peak_force, force)), m.peak_force),
+            min_phi1=jnp.where(writing, jnp.where(fresh, phi, jnp.fmin(m.min_phi1, phi)), m.min_phi1),
+        )
+
+
+def episodes_table(ep: Episodes, n_vehicles: int, batch_index: int = 0) -> pd.DataFrame:
+    """Contact-events table of one scenario: pair (1-based vehicle numbers), start, end,
+    peak gamma1, peak force, minimum phi1. `end` is NaN when contact lasts to the end."""
+    a, b = pair_indices(n_vehicles)
+    rows = []
+    count = np.asarray(ep.count[batch_index])
+    for p in range(len(a)):
+        for k in range(min(int(count[p]), ep.start.shape[-1])):
+            rows.append(dict(vehicle_a=int(a[p]) + 1, vehicle_b=int(b[p]) + 1, episode=k + 1,
+                             start=float(ep.start[batch_index, p, k]), end=float(ep.end[batch_index, p, k]),
+                             peak_gamma1=float(ep.peak_gamma[batch_index, p, k]),
+                             peak_force=float(ep.peak_force[batch_index, p, k]),
+                             min_phi1=float(ep.min_phi1[batch_index, p, k])))
+    columns = ["vehicle_a", "vehicle_b", "episode", "start", "end", "peak_gamma1", "peak_force", "min_phi1"]
+    return pd.DataFrame(rows, columns=columns).sort_values(["start", "vehicle_a", "vehicle_b"], ignore_index=True)

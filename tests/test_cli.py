@@ -1,0 +1,30 @@
+"""The `jaxmedusa` command: run writes its tables; bad input gives a clear error, not a traceback."""
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from jaxmedusa_cli.app import app
+
+from conftest import EXAMPLES
+
+
+def test_run_writes_trajectory_table(tmp_path):
+    result = CliRunner().invoke(app, ["run", str(EXAMPLES / "straight"), "-t", "0.1", "-s", "0.02", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    table = pd.read_parquet(tmp_path / "straight" / "trajectory.parquet")
+    assert list(table["time"].round(12)) == pytest.approx([0.0, 0.02, 0.04, 0.06, 0.08, 0.1])
+    assert (table["vehicle"] == 1).all()
+    assert table["x"].iloc[-1] == pytest.approx(2.2, rel=1e-9)  # 22 m/s free rolling for 0.1 s
+    assert "status ok" in result.output
+
+
+def test_run_reports_bad_input_without_traceback(tmp_path):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for name in ("model.dat", "road.dat"):
+        (bad / name).write_text((EXAMPLES / "straight" / name).read_text())
+    (bad / "platoon.dat").write_text("NUMBER_OF_VEHICLES 1\nVEHICLE_HAS_MODEL 7 INITIALLY_WITH X 0 Y 0\n")
+    result = CliRunner().invoke(app, ["run", str(bad), "-t", "0.01", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "platoon.dat" in result.output and "line 2" in result.output
+    assert "Traceback" not in result.output
