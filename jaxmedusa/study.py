@@ -921,10 +921,10 @@ def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, s
 
 
 def auto_batch_size(n_samples: int, n_devices: int = 1, backend: str | None = None) -> int:
-    """Default chunk size: on GPU/TPU up to 4096 scenarios per device, on CPU 32 per device
-    (the step is not vectorised across scenarios there, so larger chunks only cost memory)."""
+    """Default chunk size: up to 4096 scenarios per device on GPU/TPU, 128 on CPU (where
+    throughput grows with the chunk until about 128: benchmarks/RESULTS.md, Studies)."""
     backend = backend or jax.default_backend()
-    per_device = 32 if backend == "cpu" else 4096
+    per_device = 128 if backend == "cpu" else 4096
     b = min(n_samples, per_device * n_devices)
     return int(math.ceil(b / n_devices) * n_devices)
 
