@@ -215,6 +215,20 @@ def test_banked_example_bank_profile():
     assert not np.any(off)
 
 
+def test_road_along_y_stays_finite():
+    """A road heading +y (t1 = 0: alpha = atan(t2/0) = pi/2 in road.c) with +3 deg bank:
+    e1 = E2 (up to the grade), e3 leans to the right of travel (+x). Its virtual first
+    segment degenerates to a point (x1 = x2): the frame there is still finite (E1, E3)."""
+    road = road_of(((0, 0, 0, 3), (0, 30, 0, 3), (0, 60, 1, 3), (0, 90, 1, 3)))
+    rs = jnp.array([[0.5, 10.0, 0.5], [-0.5, 45.0, 1.2], [0.3, -5.0, 0.5]])
+    f, seg, _, _ = track_v(road, rs)
+    for a in (f.point, f.e1, f.e2, f.e3):
+        assert np.all(np.isfinite(np.asarray(a)))
+    assert float(f.e1[0, 1]) > 0.99 and float(f.e3[0, 0]) == pytest.approx(np.sin(np.radians(3.0)), abs=1e-3)
+    np.testing.assert_array_equal(f.e3[2], [0.0, 0.0, 1.0])  # virtual segment 1: unbanked
+    assert int(seg[2]) == 1
+
+
 # ----------------------------------------------------------------------------- tracking
 
 
