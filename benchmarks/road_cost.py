@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+from pathlib import Path
 import time
 
 import jax
@@ -75,7 +76,7 @@ def bench_step(road_spec, n_scenarios, n_steps, repeats):
     from jaxmedusa.params import Settings
     import dataclasses
 
-    sc, _ = load_scenario("studies/medusa/banked")
+    sc, _ = load_scenario(Path(__file__).resolve().parents[1] / "studies" / "medusa" / "banked")
     sc = dataclasses.replace(sc, road=road_spec)
     settings = Settings(contact=False)
     batch, state = build_batch([sc], dt=settings.dt)

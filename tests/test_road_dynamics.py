@@ -4,6 +4,7 @@ Expected values from outside the code: g sin(theta) on a grade, the direction of
 report describes (section 3.6), and a scenario run alone.
 """
 import dataclasses
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -20,7 +21,7 @@ from jaxmedusa.scenario import DriverTable, RoadSpec
 from jaxmedusa.simulate import simulate
 from jaxmedusa.state import STATUS_OFF_ROAD, STATUS_OK
 
-BANKED_DIR = "studies/medusa/banked"
+BANKED_DIR = Path(__file__).resolve().parents[1] / "studies" / "medusa" / "banked"
 
 
 @pytest.fixture(scope="module")
