@@ -100,11 +100,11 @@ import pyarrow.parquet as pq
 from . import build as build_mod
 from . import io as io_mod
 from . import road as road_mod
-from .inputs import _Errors, _is_number, _settings, load_scenario, scenario_from_dict
+from .inputs import _Errors, _settings, load_scenario, scenario_from_dict
 from .legacy import KEYWORD_FIELDS, MedusaInputError, model_problems
 from .outcomes import VEHICLE_METRICS, Outcomes, summarize_batch
-from .params import GOODYEAR_185SR14, ContactParams, Settings, contact_params, vehicle_params
-from .scenario import DriverTable, ModelSpec, RoadSpec, Scenario, VehicleSpec
+from .params import GOODYEAR_185SR14, ContactParams, Settings, vehicle_params
+from .scenario import DriverTable, ModelSpec, RoadSpec, Scenario
 from .simulate import simulate
 from .state import CONTACT_WARM_SIZE, STATUS_NAMES, PairState, VehicleState, pair_indices
 
@@ -921,10 +921,10 @@ def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, s
 
 
 def auto_batch_size(n_samples: int, n_devices: int = 1, backend: str | None = None) -> int:
-    """Default chunk size: up to 4096 scenarios per device on GPU/TPU, 128 on CPU (where
-    throughput grows with the chunk until about 128: benchmarks/RESULTS.md, Studies)."""
+    """Default chunk size: up to 4096 scenarios per device on GPU/TPU, 256 on CPU (where
+    throughput grows with the chunk up to a few hundred: benchmarks/RESULTS.md, Studies)."""
     backend = backend or jax.default_backend()
-    per_device = 128 if backend == "cpu" else 4096
+    per_device = 256 if backend == "cpu" else 4096
     b = min(n_samples, per_device * n_devices)
     return int(math.ceil(b / n_devices) * n_devices)
 

@@ -6,7 +6,6 @@ the chunk function compiles once for the whole file.
 """
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import json
 import os
@@ -26,7 +25,7 @@ from jaxmedusa import study as study_mod
 from jaxmedusa.build import build_batch
 from jaxmedusa.legacy import MedusaInputError
 from jaxmedusa.state import STATUS_OK
-from jaxmedusa.study import (CONTACT_DEFAULTS, build_scenarios, design, load_study, merge_results, run_chunk,
+from jaxmedusa.study import (build_scenarios, design, load_study, merge_results, run_chunk,
                              run_study, scenario_for, study_from_dict, unit_design)
 
 ROOT = Path(__file__).resolve().parent.parent
