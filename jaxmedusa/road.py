@@ -101,74 +101,69 @@ def _validate(points) -> np.ndarray:
     return out
 
 
-def spline_coefficients(user: np.ndarray):
-    """init.c `road_init()` for user points (n, 4) [m, m, m, deg]: returns
-    (XIN (n+2, 4) with the virtual end points and bank in rad, coef (n+1, 4, 3),
-    s_lo (n+1,), s_hi (n+1,), bank (n+1, 2))."""
+def spline_coefficients(user, xp=np):
+    """init.c `road_init()` for user points (n, 4) [m, m, m, deg]. Returns RoadParams'
+    fields as a dict (coef, s_lo, s_hi, bank, nodes, node_tangent), computed with the
+    array module `xp`: numpy in build_road, jax.numpy to trace it (derivatives with
+    respect to the road points, see `road_params`)."""
     n = user.shape[0]
     ns = n + 1
-    xin = np.zeros((n + 2, 4))  # 0-based: xin[i] is MEDUSA's XIN[i+1]
-    xin[1 : n + 1] = user
-    xin[1 : n + 1, 3] *= np.pi / 180.0  # degrees -> rad (end of road_init())
+    pts = user[:, :3]
+    bank_user = user[:, 3] * (np.pi / 180.0)  # degrees -> rad (end of road_init())
     # Virtual points ten segment-lengths out, at the height of their neighbour, no bank.
-    xin[0, :2] = xin[1, :2] - 10.0 * (xin[2, :2] - xin[1, :2])
-    xin[0, 2] = xin[1, 2]
-    xin[n + 1, :2] = xin[n, :2] + 10.0 * (xin[n, :2] - xin[n - 1, :2])
-    xin[n + 1, 2] = xin[n, 2]
+    first = xp.concatenate([pts[0, :2] - 10.0 * (pts[1, :2] - pts[0, :2]), pts[0, 2:]])
+    last = xp.concatenate([pts[-1, :2] + 10.0 * (pts[-1, :2] - pts[-2, :2]), pts[-1, 2:]])
+    nodes = xp.concatenate([first[None], pts, last[None]])  # nodes[i] is MEDUSA's XIN[i+1]
+    b = xp.concatenate([xp.zeros(1), bank_user, xp.zeros(1)])
 
-    coef = np.zeros((ns, 4, 3))
+    zero = xp.zeros(3)
     # Segment 1, "a straight line": road_init() sets y, z constant (C[j][1][1..3] = 0,
     # C[j][1][4] = XIN[1][j]) and x linear from XIN[1] to XIN[2]. The printed x formula
     # (p = (XIN[1][1]+XIN[2][1])/3 ...) is straight only when XIN[1][1] = 0; see the notes.
-    coef[0, 0] = xin[0, :3]
-    coef[0, 1, 0] = xin[1, 0] - xin[0, 0]
+    seg1 = xp.stack([nodes[0], xp.concatenate([nodes[1, :1] - nodes[0, :1], xp.zeros(2)]), zero, zero])
     # Segments 2-4: the cubic through user points 1-4 at s = 0, 1/3, 2/3, 1.
-    p1, p2, p3, p4 = xin[1, :3], xin[2, :3], xin[3, :3], xin[4, :3]
-    cubic = np.stack([
+    p1, p2, p3, p4 = nodes[1], nodes[2], nodes[3], nodes[4]
+    cubic = xp.stack([
         p1,
         -11.0 * p1 / 2 + 9.0 * p2 - 9.0 * p3 / 2 + p4,
         9.0 * p1 - 45.0 * p2 / 2 + 18.0 * p3 - 9.0 * p4 / 2,
         (-9.0 * p1 + 27.0 * p2 - 27.0 * p3 + 9.0 * p4) / 2,
     ])
-    coef[1] = coef[2] = coef[3] = cubic
+    segs = [seg1, cubic, cubic, cubic]
     # Segments 5..NS: continuity of value, slope and curvature at s = 1 of the previous
     # segment, eq (1.36); the cubic's slope is per 1/3 of its s, hence possible overshoot.
     for k in range(4, ns):  # 0-based segment index (MEDUSA segment k+1)
-        prev = coef[k - 1]
-        coef[k, 0] = xin[k, :3]
-        coef[k, 1] = prev[1] + 2.0 * prev[2] + 3.0 * prev[3]
-        coef[k, 2] = prev[2] + 3.0 * prev[3]
-        coef[k, 3] = xin[k + 1, :3] - xin[k, :3] - coef[k, 1] - coef[k, 2]
+        prev = segs[-1]
+        c1 = prev[1] + 2.0 * prev[2] + 3.0 * prev[3]
+        c2 = prev[2] + 3.0 * prev[3]
+        segs.append(xp.stack([nodes[k], c1, c2, nodes[k + 1] - nodes[k] - c1 - c2]))
+    coef = xp.stack(segs)
 
-    s_lo = np.zeros(ns)
-    s_hi = np.ones(ns)
-    s_lo[1:4] = [0.0, 1.0 / 3.0, 2.0 / 3.0]
-    s_hi[1:4] = [1.0 / 3.0, 2.0 / 3.0, 1.0]
+    s_lo = np.array([0.0, 0.0, 1.0 / 3.0, 2.0 / 3.0] + [0.0] * (ns - 4))
+    s_hi = np.array([1.0, 1.0 / 3.0, 2.0 / 3.0, 1.0] + [1.0] * (ns - 4))
 
     # Banking angle = a s + b per segment, road.c `road()` (segment 1 is unbanked).
-    b = xin[:, 3]
-    bank = np.zeros((ns, 2))
-    bank[1] = [3.0 * (b[2] - b[1]), b[1]]
-    bank[2] = [3.0 * (b[3] - b[2]), 2.0 * b[2] - b[3]]
-    bank[3] = [3.0 * (b[4] - b[3]), 3.0 * b[3] - 2.0 * b[4]]
-    for k in range(4, ns):
-        bank[k] = [b[k + 1] - b[k], b[k]]
-    return xin, coef, s_lo, s_hi, bank
+    bank = xp.stack(
+        [xp.zeros(2),
+         xp.stack([3.0 * (b[2] - b[1]), b[1]]),
+         xp.stack([3.0 * (b[3] - b[2]), 2.0 * b[2] - b[3]]),
+         xp.stack([3.0 * (b[4] - b[3]), 3.0 * b[3] - 2.0 * b[4]])]
+        + [xp.stack([b[k + 1] - b[k], b[k]]) for k in range(4, ns)]
+    )
+
+    # Unit tangent at each node, |x| as projection() takes it: node k+1 starts segment
+    # k+1; the last node ends segment NS.
+    t = xp.stack([coef[k, 1] + 2.0 * coef[k, 2] * s_lo[k] + 3.0 * coef[k, 3] * s_lo[k] ** 2 for k in range(ns)]
+                 + [coef[-1, 1] + 2.0 * coef[-1, 2] + 3.0 * coef[-1, 3]])
+    t = xp.concatenate([xp.abs(t[:, :1]), t[:, 1:]], axis=1)
+    nn = xp.sum(t * t, axis=1, keepdims=True)
+    ok = nn > _TINY
+    node_tangent = xp.where(ok, t / xp.sqrt(xp.where(ok, nn, 1.0)), xp.array([1.0, 0.0, 0.0]))
+    return dict(coef=coef, s_lo=s_lo, s_hi=s_hi, bank=bank, nodes=nodes, node_tangent=node_tangent)
 
 
 def _np_derivative(c, s):
     return c[1] + 2.0 * c[2] * s + 3.0 * c[3] * s * s
-
-
-def _node_tangents(coef, s_lo, s_hi):
-    ns = coef.shape[0]
-    t = np.empty((ns + 1, 3))
-    for k in range(ns):  # node k+1 (1-based) starts segment k+1
-        t[k] = _np_derivative(coef[k], s_lo[k])
-    t[ns] = _np_derivative(coef[ns - 1], s_hi[ns - 1])
-    t[:, 0] = np.abs(t[:, 0])  # as projection() does
-    norm = np.linalg.norm(t, axis=1, keepdims=True)
-    return np.where(norm > 0.0, t / np.where(norm > 0.0, norm, 1.0), np.array([1.0, 0.0, 0.0]))
 
 
 def _warn_backwards(coef, s_lo, s_hi, n_points):
@@ -202,13 +197,17 @@ def build_road(spec) -> RoadParams | None:
     if points is None:
         return None
     user = _validate(points)
-    xin, coef, s_lo, s_hi, bank = spline_coefficients(user)
-    _warn_backwards(coef, s_lo, s_hi, user.shape[0])
-    f = lambda x: jnp.asarray(x, dtype=jnp.float64)  # noqa: E731
-    return RoadParams(
-        coef=f(coef), s_lo=f(s_lo), s_hi=f(s_hi), bank=f(bank),
-        nodes=f(xin[:, :3]), node_tangent=f(_node_tangents(coef, s_lo, s_hi)),
-    )
+    fields = spline_coefficients(user)
+    _warn_backwards(fields["coef"], fields["s_lo"], fields["s_hi"], user.shape[0])
+    return RoadParams(**{k: jnp.asarray(v, dtype=jnp.float64) for k, v in fields.items()})
+
+
+def road_params(points) -> RoadParams:
+    """RoadParams from an (n, 4) array of points (x, y, z [m], bank [deg]), traceable:
+    jax.jvp / jax.grad through it give derivatives with respect to the road points and
+    banks. No validation (use build_road for user input)."""
+    return RoadParams(**{k: jnp.asarray(v, dtype=jnp.float64)
+                         for k, v in spline_coefficients(jnp.asarray(points), xp=jnp).items()})
 
 
 def n_segments(road: RoadParams) -> int:

@@ -18,6 +18,7 @@ from jaxmedusa.road import (
     initial_tracking,
     n_segments,
     road_frame,
+    road_params,
 )
 from jaxmedusa.scenario import RoadSpec
 
@@ -146,6 +147,27 @@ def test_build_road_rejects_bad_points(points, match):
 
 def test_flat_plane_spec_gives_none():
     assert build_road(RoadSpec()) is None
+
+
+def test_road_params_is_build_road_and_differentiable_in_the_points():
+    """road_params (jax.numpy, traceable) builds what build_road (numpy) builds; the
+    derivative of e3 with respect to a uniform bank [deg] is the rotation rate pi/180."""
+    ref = road_of(CURVED)
+    got = road_params(np.array(CURVED, float))
+    for name in ("coef", "s_lo", "s_hi", "bank", "nodes", "node_tangent"):
+        np.testing.assert_allclose(getattr(got, name), getattr(ref, name), rtol=1e-14, atol=1e-12)
+    straight = np.array([(x, 0.0, 0.0, 4.0) for x in (0.0, 30.0, 60.0, 90.0)])
+    r = jnp.array([40.0, 0.3, 0.5])
+    seg, s = init1(road_params(straight), r)
+
+    def e3_of(bank_deg):
+        pts = jnp.asarray(straight).at[:, 3].set(bank_deg)
+        return road_frame(road_params(pts), r, seg, s)[0].e3
+
+    e3, de3 = jax.jvp(e3_of, (4.0,), (1.0,))
+    b = np.radians(4.0)
+    np.testing.assert_allclose(e3, [0.0, -np.sin(b), np.cos(b)], atol=1e-15)
+    np.testing.assert_allclose(de3, np.radians(1.0) * np.array([0.0, -np.cos(b), -np.sin(b)]), atol=1e-15)
 
 
 # ----------------------------------------------------------------------------- frames
