@@ -85,7 +85,9 @@ def _validate(points) -> np.ndarray:
         try:
             vals = [float(v) for v in row]
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"road point {i} of {n}: 4 numbers (x, y, z [m], bank [deg]) expected, got {row!r}") from exc
+            raise ValueError(
+                f"road point {i} of {n}: 4 numbers (x, y, z [m], bank [deg]) expected, got {row!r}"
+            ) from exc
         if len(vals) != 4:
             raise ValueError(f"road point {i} of {n}: 4 numbers (x, y, z [m], bank [deg]) expected, got {len(vals)}")
         if not all(np.isfinite(vals)):
@@ -308,8 +310,9 @@ def _frame(road: RoadParams, k, s):
     e1 = (ca * h, sa * h, sb)
     angle = road.bank[k - 1, 0] * s + road.bank[k - 1, 1]  # banking, positive: cw seen along e1
     st, ct = jnp.sin(angle), jnp.cos(angle)
-    e3 = (-ct * sb * ca + st * sa, -ct * sb * sa - st * ca, ct * h)
-    e2 = (e3[1] * e1[2] - e3[2] * e1[1], e3[2] * e1[0] - e3[0] * e1[2], e3[0] * e1[1] - e3[1] * e1[0])  # e3 x e1 (vehicle.c)
+    e3 = (-ct * sb * ca + st * sa, -ct * sb * sa - st * ca, ct * h)  # road.c normal[1..3]
+    # e2 = e3 x e1, as vehicle.c: vector_product(e2, e3, e1)
+    e2 = (e3[1] * e1[2] - e3[2] * e1[1], e3[2] * e1[0] - e3[0] * e1[2], e3[0] * e1[1] - e3[1] * e1[0])
     return RoadFrame(jnp.stack([p1, p2, p3]), jnp.stack(e1), jnp.stack(e2), jnp.stack(e3))
 
 

@@ -16,7 +16,7 @@ from jaxmedusa.build import build_batch
 from jaxmedusa.inputs import load_scenario
 from jaxmedusa.params import GRAVITY, Settings
 from jaxmedusa.pytree import replace
-from jaxmedusa.road import build_road, initial_tracking
+from jaxmedusa.road import initial_tracking
 from jaxmedusa.scenario import DriverTable, RoadSpec
 from jaxmedusa.simulate import simulate
 from jaxmedusa.state import STATUS_OFF_ROAD, STATUS_OK
