@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from .params import DriverParams, Settings
-from .state import STATUS_NAN, STATUS_OFF_ROAD, STATUS_OK, PairState, SimState, VehicleState
+from .state import STATUS_CONTACT_NOT_CONVERGED, STATUS_NAN, STATUS_OFF_ROAD, STATUS_OK, PairState, SimState, VehicleState
 from .vehicle import vehicle_rates
 
 
@@ -58,12 +58,13 @@ def driver_inputs(d: DriverParams, t):
 
 
 def no_contact(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Settings):
-    """Contact stage for runs without contact: nothing touches."""
+    """Contact stage for runs without contact: nothing touches. A contact stage returns
+    (any pair touching, new PairState, ContactTerms, PairInfo, solver failed)."""
     n, p = r_pred.shape[0], pairs.gamma.shape[0]
     z3, z33 = jnp.zeros((n, 3)), jnp.zeros((n, 3, 3))
     info = PairInfo(touching=jnp.zeros((p,), bool), phi1=jnp.full((p,), jnp.inf), force=jnp.zeros((p,)),
                     gamma=jnp.zeros((p, 2)))
-    return jnp.asarray(False), pairs, ContactTerms(z3, z33, z3, z33), info
+    return jnp.asarray(False), pairs, ContactTerms(z3, z33, z3, z33), info, jnp.asarray(False)
 
 
 def _contact_stage(settings: Settings, n_vehicles: int):
@@ -92,7 +93,7 @@ def scenario_step(batch_item, state: SimState, settings: Settings) -> tuple[SimS
     F_pred = vs.F + dt * vs.W
 
     stage = _contact_stage(settings, vs.r.shape[0])
-    touching, pairs, c, pair_info = stage(batch_item, r_pred, F_pred, vs.v, vs.W, state.pairs, settings)
+    touching, pairs, c, pair_info, contact_failed = stage(batch_item, r_pred, F_pred, vs.v, vs.W, state.pairs, settings)
     accept = jnp.logical_not(touching) | (dt < settings.dt_min)
 
     steer, speed = jax.vmap(driver_inputs, in_axes=(0, None))(batch_item.driver, clk.t)
@@ -117,7 +118,9 @@ def scenario_step(batch_item, state: SimState, settings: Settings) -> tuple[SimS
     finite = _all_finite(new_vs)
     # Only an accepted step can fail; a failed scenario keeps its last good state.
     status = jnp.where(accept & left_road, STATUS_OFF_ROAD,
-                       jnp.where(accept & jnp.logical_not(finite), STATUS_NAN, STATUS_OK)).astype(jnp.int32)
+                       jnp.where(accept & jnp.logical_not(finite), STATUS_NAN,
+                                 jnp.where(accept & contact_failed, STATUS_CONTACT_NOT_CONVERGED, STATUS_OK)))
+    status = status.astype(jnp.int32)
     ok = status == STATUS_OK
     take = accept & ok
 
