@@ -346,11 +346,18 @@ def road_frame(road, r, seg, s):
     return _frame(road, k_new, s_new), k_new, s_new, off
 
 
-@jax.jit
-def initial_tracking(road: RoadParams, r):
+def initial_tracking(road: RoadParams | None, r):
     """Initial (seg int32, s) of a vehicle at r (3,) (init.c `seg_init()`), by a global search:
     the segment whose node half-planes contain r (closest such one if several), else the
-    closest segment. Runs once per vehicle, so it searches all NS segments."""
+    closest segment. Runs once per vehicle, so it searches all NS segments.
+    (0, 0.0) for the flat plane (road=None), whose tracking state is unused."""
+    if road is None:
+        return jnp.asarray(0, jnp.int32), jnp.asarray(0.0, jnp.asarray(r).dtype)
+    return _initial_tracking(road, r)
+
+
+@jax.jit
+def _initial_tracking(road: RoadParams, r):
     ns = n_segments(road)
     ks = jnp.arange(1, ns + 1)
     s_all = jax.vmap(lambda c, lo, hi: _closest_on_segment(c, lo, hi, r, lo, N_GRID_INITIAL))(

@@ -37,15 +37,15 @@ def road_of(points):
         return build_road(RoadSpec(points=points))
 
 
-def _track(road, r):
-    seg, s = initial_tracking(road, r)
-    return road_frame(road, r, seg, s)
-
-
-# One compiled function per use (and per road size): compilation dominates the test time.
-track_v = jax.jit(jax.vmap(_track, in_axes=(None, 0)))  # r: [N, 3]
-init_v = jax.jit(jax.vmap(initial_tracking, in_axes=(None, 0)))
+# Few compiled functions, shared by the tests (compilation dominates the test time).
+init_v = jax.jit(jax.vmap(initial_tracking, in_axes=(None, 0)))  # r: [N, 3]
 frame_v = jax.jit(jax.vmap(road_frame, in_axes=(None, 0, 0, 0)))
+
+
+def track_v(road, rs):
+    """initial_tracking, then road_frame, for points rs [N, 3]."""
+    seg, s = init_v(road, rs)
+    return frame_v(road, rs, seg, s)
 
 
 def init1(road, r):
@@ -153,18 +153,22 @@ def test_road_params_is_build_road_and_differentiable_in_the_points():
     """road_params (jax.numpy, traceable) builds what build_road (numpy) builds; the
     derivative of e3 with respect to a uniform bank [deg] is the rotation rate pi/180."""
     ref = road_of(CURVED)
-    got = road_params(np.array(CURVED, float))
+    got = jax.jit(road_params)(np.array(CURVED, float))
     for name in ("coef", "s_lo", "s_hi", "bank", "nodes", "node_tangent"):
         np.testing.assert_allclose(getattr(got, name), getattr(ref, name), rtol=1e-14, atol=1e-12)
     straight = np.array([(x, 0.0, 0.0, 4.0) for x in (0.0, 30.0, 60.0, 90.0)])
     r = jnp.array([40.0, 0.3, 0.5])
-    seg, s = init1(road_params(straight), r)
+    seg, s = 3, 0.5  # on the first cubic, x = 90 s
 
-    def e3_of(bank_deg):
-        pts = jnp.asarray(straight).at[:, 3].set(bank_deg)
-        return road_frame(road_params(pts), r, seg, s)[0].e3
+    @jax.jit
+    def e3_and_derivative(bank_deg):
+        def e3_of(bank_deg):
+            pts = jnp.asarray(straight).at[:, 3].set(bank_deg)
+            return road_frame(road_params(pts), r, seg, s)[0].e3
 
-    e3, de3 = jax.jvp(e3_of, (4.0,), (1.0,))
+        return jax.jvp(e3_of, (bank_deg,), (1.0,))
+
+    e3, de3 = e3_and_derivative(4.0)
     b = np.radians(4.0)
     np.testing.assert_allclose(e3, [0.0, -np.sin(b), np.cos(b)], atol=1e-15)
     np.testing.assert_allclose(de3, np.radians(1.0) * np.array([0.0, -np.cos(b), -np.sin(b)]), atol=1e-15)
