@@ -26,7 +26,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .contact import pair_geometry
+from .contact import PairGeometry, pair_geometry
 from .integrate import ContactTerms, PairInfo
 from .params import Settings
 from .state import PairState, pair_indices
@@ -41,20 +41,62 @@ def _material_velocity(v, W, X):
     return v + W @ X
 
 
-def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Settings):
-    """Returns (any pair touching, new PairState, ContactTerms per vehicle, PairInfo, failed)."""
+# Spheres of this many times |semi-axes| enclose every geometry kind (the "box" kind's
+# equal-volume ellipsoid is (6/pi)^(1/3) = 1.24 times larger), with room for strain.
+SKIP_RADIUS_FACTOR = 1.3
+
+
+def scenario_geometry(batch_item, r_pred, F_pred, warm, settings: Settings) -> PairGeometry:
+    """Contact geometry of every pair of one scenario (leaves [P, ...])."""
+    a, b = pair_indices(r_pred.shape[0])
+    p, cp = batch_item.vehicle, batch_item.contact
+    # MEDUSA's bounding sphere (largest semi-axis) misses corner contacts until the surfaces
+    # overlap; the physical law uses spheres that enclose the shape.
+    broad = "enclosing" if settings.contact_law == "physical" else "medusa"
+    return jax.vmap(
+        lambda r1, F1, a1, r2, F2, a2, w: pair_geometry(settings.contact_geometry, r1, F1, a1, r2, F2, a2, w,
+                                                        cp.eps1, cp.eps2, broad_phase=broad)
+    )(r_pred[a], F_pred[a], p.contact_axes[a], r_pred[b], F_pred[b], p.contact_axes[b], warm)
+
+
+def _far_apart(batch_item, r_pred, warm) -> PairGeometry:
+    """The geometry of pairs whose enclosing spheres are apart: no contact, cold warm start."""
+    a, b = pair_indices(r_pred.shape[0])
+    d = r_pred[b] - r_pred[a]
+    z3 = jnp.zeros_like(d)
+    n1 = jnp.zeros_like(d).at[:, 0].set(1.0)
+    none = jnp.zeros(d.shape[0], bool)
+    return PairGeometry(candidate=none, touching=none, phi1=jnp.full(d.shape[0], jnp.inf), n1=n1, T1=r_pred[a],
+                        T2=r_pred[b], X1=z3, X2=z3, residual=jnp.zeros(d.shape[0]), warm=jnp.zeros_like(warm))
+
+
+def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeometry:
+    """Contact geometry of a whole batch (leaves [B, P, ...]). The fixed-cost narrow phase
+    runs only when some pair of some scenario is within enclosing spheres (a batch-level
+    lax.cond, outside vmap, so it really skips); MEDUSA's detect_contact() likewise returns
+    before searching when the bounding spheres are apart."""
+    a, b = pair_indices(r_pred.shape[1])
+    axes = batch.vehicle.contact_axes
+    radius = SKIP_RADIUS_FACTOR * jnp.linalg.norm(axes, axis=-1)  # [B, V]
+    dist = jnp.linalg.norm(r_pred[:, b] - r_pred[:, a], axis=-1)
+    near = (dist < radius[:, a] + radius[:, b]) & batch.valid[:, a] & batch.valid[:, b]
+    return jax.lax.cond(
+        jnp.any(near),
+        lambda: jax.vmap(scenario_geometry, in_axes=(0, 0, 0, 0, None))(batch, r_pred, F_pred, warm, settings),
+        lambda: jax.vmap(_far_apart)(batch, r_pred, warm),
+    )
+
+
+def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Settings, geom=None):
+    """Returns (any pair touching, new PairState, ContactTerms per vehicle, PairInfo, failed).
+    `geom` is this scenario's PairGeometry when the caller computed it for a whole batch."""
     n = r_pred.shape[0]
     a, b = pair_indices(n)
     p = batch_item.vehicle
     cp = batch_item.contact
     physical = settings.contact_law == "physical"
-    # MEDUSA's bounding sphere (largest semi-axis) misses corner contacts until the surfaces
-    # overlap; the physical law uses spheres that enclose the shape.
-    broad = "enclosing" if physical else "medusa"
-    geom = jax.vmap(
-        lambda r1, F1, a1, r2, F2, a2, w: pair_geometry(settings.contact_geometry, r1, F1, a1, r2, F2, a2, w,
-                                                        cp.eps1, cp.eps2, broad_phase=broad)
-    )(r_pred[a], F_pred[a], p.contact_axes[a], r_pred[b], F_pred[b], p.contact_axes[b], pairs.warm)
+    if geom is None:
+        geom = scenario_geometry(batch_item, r_pred, F_pred, pairs.warm, settings)
     touching = geom.touching & batch_item.valid[a] & batch_item.valid[b]
     n1 = geom.n1
     vel1 = jax.vmap(_material_velocity)(v[a], W[a], geom.X1)

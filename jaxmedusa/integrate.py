@@ -57,7 +57,7 @@ def driver_inputs(d: DriverParams, t):
     return steer, speed
 
 
-def no_contact(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Settings):
+def no_contact(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Settings, geom=None):
     """Contact stage for runs without contact: nothing touches. A contact stage returns
     (any pair touching, new PairState, ContactTerms, PairInfo, solver failed)."""
     n, p = r_pred.shape[0], pairs.gamma.shape[0]
@@ -67,10 +67,14 @@ def no_contact(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Set
     return jnp.asarray(False), pairs, ContactTerms(z3, z33, z3, z33), info, jnp.asarray(False)
 
 
+def uses_contact(settings: Settings, n_vehicles: int) -> bool:
+    return settings.contact and n_vehicles >= 2
+
+
 def _contact_stage(settings: Settings, n_vehicles: int):
-    if not settings.contact or n_vehicles < 2:
+    if not uses_contact(settings, n_vehicles):
         return no_contact
-    from .contact_step import contact_stage  # noqa: PLC0415  (contact issue)
+    from .contact_step import contact_stage  # noqa: PLC0415  (imports contact.py only when needed)
 
     return contact_stage
 
@@ -79,21 +83,28 @@ def _all_finite(tree):
     return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(tree)]))
 
 
-def scenario_step(batch_item, state: SimState, settings: Settings) -> tuple[SimState, StepInfo]:
+def predict(state: SimState):
+    """Predictor of eq (1.52)_1: z1~ = z1 + dt z2 (positions and directors)."""
+    vs, dt = state.vehicles, state.clock.dt
+    return vs.r + dt * vs.v, vs.F + dt * vs.W
+
+
+def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) -> tuple[SimState, StepInfo]:
     """One step of main.c `integrate()` for one scenario (no batch axis).
 
     Predict z1~ = z1 + dt z2; detect contact on the prediction (updating the multipliers);
     if there is contact and dt >= DT_MIN, shrink dt by 1.4641 and redo the step later;
     otherwise take the step z <- z + dt * rates(z1~, z2, alpha_lag), eq (1.52).
+    `geom` (contact_step.PairGeometry of this scenario's pairs) may be precomputed by a
+    batched caller; otherwise the contact stage computes it.
     """
     vs, clk = state.vehicles, state.clock
     dt = clk.dt
     valid = batch_item.valid
-    r_pred = vs.r + dt * vs.v  # eq (1.52)_1
-    F_pred = vs.F + dt * vs.W
+    r_pred, F_pred = predict(state)
 
     stage = _contact_stage(settings, vs.r.shape[0])
-    touching, pairs, c, pair_info, contact_failed = stage(batch_item, r_pred, F_pred, vs.v, vs.W, state.pairs, settings)
+    touching, pairs, c, pair_info, contact_failed = stage(batch_item, r_pred, F_pred, vs.v, vs.W, state.pairs, settings, geom)
     accept = jnp.logical_not(touching) | (dt < settings.dt_min)
 
     steer, speed = jax.vmap(driver_inputs, in_axes=(0, None))(batch_item.driver, clk.t)

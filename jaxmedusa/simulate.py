@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 
 from .build import Batch
-from .integrate import scenario_step
+from .integrate import predict, scenario_step, uses_contact
 from .params import Settings
 from .pytree import replace
 from .state import STATUS_OK, SimState
@@ -62,7 +62,14 @@ def _needs_step(state: SimState, settings: Settings):
 
 def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
     state, metrics = carry
-    new, info = jax.vmap(scenario_step, in_axes=(0, 0, None))(batch, state, settings)
+    if uses_contact(settings, state.vehicles.r.shape[1]):
+        from .contact_step import batch_geometry  # noqa: PLC0415
+
+        r_pred, F_pred = jax.vmap(predict)(state)
+        geom = batch_geometry(batch, r_pred, F_pred, state.pairs.warm, settings)
+        new, info = jax.vmap(scenario_step, in_axes=(0, 0, None, 0))(batch, state, settings, geom)
+    else:
+        new, info = jax.vmap(scenario_step, in_axes=(0, 0, None))(batch, state, settings)
 
     def pick(n, o):
         return jnp.where(active.reshape(active.shape + (1,) * (n.ndim - 1)), n, o)
