@@ -16,7 +16,10 @@ contact (on accepted steps, from the pairs the vehicle belongs to)
     first_contact_time [s]   end time of the first accepted step in contact (-1: none)
     last_contact_time [s]    end time of the last accepted step in contact (-1: none)
     contact_duration [s]     sum of dt over accepted steps in contact
-    contact_episodes [-]     number of no-contact -> contact transitions
+    contact_episodes [-]     number of collisions: contact after more than episode_gap
+                             (10 ms) without contact (the contact laws switch on and off
+                             from step to step within one collision: hundreds of times
+                             in a 20 ms rear-end impact)
     peak_contact_force [N]   largest normal contact force (law-specific, PairInfo.force)
     max_penetration [m]      largest -phi1 over touching pairs (0: none)
 delta-V (EDSMAC: dV = sum of a dt over the collision phase, a = contact acceleration of the CM)
@@ -63,6 +66,7 @@ __all__ = ["Outcomes", "OutcomeState", "outcome_arrays", "VEHICLE_METRICS", "SCE
            "LANE_WIDTH", "summarize_batch", "heading_of", "yaw_rate_of", "clock_hour"]
 
 LANE_WIDTH = 3.0  # [m], MEDUSA common.h LANEWIDTH
+EPISODE_GAP = 0.01  # [s], contact gaps up to this belong to one episode
 _TINY = 1e-30
 _RAD = 180.0 / math.pi
 
@@ -145,7 +149,8 @@ def _pdof(dv_body):
     f, l = dv_body[..., 0], dv_body[..., 1]
     ok = f * f + l * l > _TINY
     ang = jnp.arctan2(jnp.where(ok, l, 0.0), jnp.where(ok, -f, 1.0)) * _RAD
-    ang = jnp.where(ok, jnp.mod(ang, 360.0), 0.0)
+    ang = jnp.mod(ang, 360.0)
+    ang = jnp.where(ok & (ang < 360.0), ang, 0.0)  # mod(-1e-15, 360) rounds to 360
     return ang, jnp.where(ok, clock_hour(ang), 0.0)
 
 
@@ -187,10 +192,13 @@ class Outcomes:
 
     lane_width [m]: a lane departure is a lateral excursion above lane_width / 2.
     spin_threshold_deg [deg]: a spin-out is a heading change above it.
+    episode_gap [s]: contact that resumes within this time of the last contact continues
+    the same episode.
     """
 
     lane_width: float = LANE_WIDTH
     spin_threshold_deg: float = 90.0
+    episode_gap: float = EPISODE_GAP
 
     def init(self, batch_item, state) -> OutcomeState:
         """Accumulators for one scenario at t = 0."""
@@ -227,7 +235,10 @@ class Outcomes:
         new_touch = jnp.where(acc, touch, m.touching)
         first = jnp.where(touch & (m.first_contact < 0.0), t, m.first_contact)
         last = jnp.where(touch, t, m.last_contact)
-        episodes = m.episodes + (touch & ~m.touching).astype(jnp.int32)
+        # a new episode: contact after more than episode_gap without any (the contact laws
+        # chatter on and off from one step to the next during one collision)
+        resumed = (m.last_contact >= 0.0) & (t - m.last_contact <= self.episode_gap)
+        episodes = m.episodes + (touch & ~m.touching & ~resumed).astype(jnp.int32)
         duration = m.duration + jnp.where(touch, dt, 0.0)
         peak = jnp.maximum(m.peak_force, jnp.where(touch, force, 0.0))
         pen = jnp.maximum(m.penetration, jnp.where(touch, depth, 0.0))

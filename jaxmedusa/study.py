@@ -54,6 +54,7 @@ Study file (TOML; every key is checked, errors name the key):
     trajectories = false                  # also write the partitioned trajectories/ dataset
     lane_width = 3.0                      # [m], lane departure above lane_width / 2
     spin_threshold_deg = 90.0             # [deg], spin-out above it
+    episode_gap = 0.01                    # [s], contact resuming sooner is the same episode
 
 Paths (vehicle and model numbers 1-based as in MEDUSA's tables, `*` = all):
   vehicles.N.{x, y, speed, heading | orientation_deg, model}
@@ -245,6 +246,7 @@ class Outputs:
     trajectories: bool = False
     lane_width: float = 3.0
     spin_threshold_deg: float = 90.0
+    episode_gap: float = 0.01
 
 
 @dataclass
@@ -270,7 +272,8 @@ class Study:
 
     @property
     def tracker(self) -> Outcomes:
-        return Outcomes(lane_width=self.outputs.lane_width, spin_threshold_deg=self.outputs.spin_threshold_deg)
+        o = self.outputs
+        return Outcomes(lane_width=o.lane_width, spin_threshold_deg=o.spin_threshold_deg, episode_gap=o.episode_gap)
 
     def spec(self) -> dict:
         """The resolved study as plain JSON-able data (what the fingerprint hashes)."""
@@ -411,7 +414,7 @@ def _sampler(t, err: _Errors) -> Sampler:
 
 def _outputs(t, err: _Errors) -> Outputs:
     t = err.table(t, "outputs")
-    err.keys(t, ("metrics", "trajectories", "lane_width", "spin_threshold_deg"), "outputs")
+    err.keys(t, ("metrics", "trajectories", "lane_width", "spin_threshold_deg", "episode_gap"), "outputs")
     names = t.get("metrics", ["all"])
     names = [names] if isinstance(names, str) else err.array(names, "outputs.metrics")
     chosen = []
@@ -435,7 +438,10 @@ def _outputs(t, err: _Errors) -> Outputs:
         err.fail("outputs.lane_width", f"{lane:g} must be > 0")
     if not 0 < spin < 360:
         err.fail("outputs.spin_threshold_deg", f"{spin:g} must lie in (0, 360)")
-    return Outputs(metrics=chosen, trajectories=traj, lane_width=lane, spin_threshold_deg=spin)
+    gap = err.number(t.get("episode_gap", 0.01), "outputs.episode_gap")
+    if gap < 0:
+        err.fail("outputs.episode_gap", f"{gap:g} must be >= 0")
+    return Outputs(metrics=chosen, trajectories=traj, lane_width=lane, spin_threshold_deg=spin, episode_gap=gap)
 
 
 # ---------------------------------------------------------------------------- parameters
