@@ -120,7 +120,9 @@ def test_folder_and_dat_and_default_toml():
     s, _ = load_scenario(STUDIES / "merge" / "platoon.dat")
     assert len(s.vehicles) == 5
     s, settings = load_scenario(STUDIES / "default.toml")
-    assert s == read_medusa_folder(STUDIES / "offset")
+    plain = read_medusa_folder(STUDIES / "offset")
+    assert (s.models, s.vehicles) == (plain.models, plain.vehicles)
+    assert s.road.points is None  # [road] flat = true: the report's plane road
     assert settings == {"end_time": 3.0}
 
 
@@ -135,7 +137,7 @@ def test_evade_scenario_toml():
     )
     plain = read_medusa_folder(STUDIES / "evade")
     assert s.vehicles[1] == plain.vehicles[1]
-    assert s.models == plain.models and s.road == plain.road
+    assert s.models == plain.models and s.road.points is None and plain.road.points is not None
 
 
 def test_overrides_on_medusa_folder(tmp_path):
