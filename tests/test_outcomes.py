@@ -7,6 +7,7 @@ import dataclasses
 import importlib.util
 import math
 import warnings
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -172,26 +173,52 @@ def test_run_metrics_and_forward_gradients(models):
     assert float(tangents["final_y"][0, 1]) == pytest.approx(1.0, abs=0.05)
 
 
+REAR_END_STUDY = """
+name = "rear-end"
+[scenario.medusa]
+folder = "medusa/offset"
+[scenario.overrides.vehicles.2]   # equal models; vehicle 2 (18 m/s) 0.2 m ahead of vehicle 1 (22 m/s)
+x = 4.2
+speed = 18.0
+[simulation]
+end_time = 0.1                    # contact from 0.05 s to about 0.07 s
+[sampler]
+kind = "grid"
+[parameters]
+"vehicles.2.y" = { values = [0.0, 0.8] }   # collinear, and offset to the left
+"""
+
+
 @pytest.mark.skipif(not HAS_CONTACT, reason="vehicle contact (jaxmedusa.contact_step) not there yet")
-def test_rear_end_delta_v_and_pdof(models):
-    """Equal masses, collinear: vehicle 1 (22 m/s) runs into vehicle 2 (18 m/s) 0.2 m ahead."""
-    gap = 0.2  # [m] between the contact bodies (length A1 = 4 m)
-    a1 = models[0].contact_dims[0]
-    sc = _scenario(models, [0.0, a1 + gap], speeds=[22.0, 18.0])
-    settings = Settings(end_time=0.1)  # contact from 0.05 s to about 0.07 s
-    batch, state = build_batch([sc], dt=settings.dt)
-    res = simulate(batch, state, settings, tracker=TRACKER, record=False)
-    out = jax.tree.map(lambda x: np.asarray(x)[0], outcome_arrays(batch, res.final, res.metrics, TRACKER))
-    assert int(out["status"]) == 0
-    dv = out["delta_v_vec"]
-    assert dv[0, 0] < -0.5 and dv[1, 0] > 0.5  # the striker slows, the struck vehicle speeds up
-    np.testing.assert_allclose(dv[0], -dv[1], rtol=1e-6, atol=1e-6)  # equal and opposite
-    assert out["delta_v"][0] == pytest.approx(out["delta_v"][1], rel=1e-6)
-    assert list(out["pdof_clock"]) == [12, 6]
-    ang = out["pdof_deg"]  # [0, 360): 359.9999 is straight ahead too
-    assert min(ang[0], 360.0 - ang[0]) < 1.0 and ang[1] == pytest.approx(180.0, abs=1.0)
-    assert list(out["contact_episodes"]) == [1, 1] and out["contact_duration"][0] > 0.0
-    assert out["first_contact_time"][0] == pytest.approx(gap / 4.0, abs=0.02)
-    assert out["peak_contact_force"][0] > 0.0 and out["max_penetration"][0] > 0.0
-    # momentum: with equal masses delta-V is about half the closing speed (elastic: all of it)
-    assert 1.0 < out["delta_v"][0] < 4.5
+def test_rear_end_delta_v_and_pdof(tmp_path):
+    """Through a whole sweep (table columns): equal masses, collinear rear-end: delta-V equal
+    and opposite, PDOF 12 o'clock (striking vehicle 1) and 6 o'clock (struck vehicle 2)."""
+    import tomllib
+
+    import pyarrow.parquet as pq
+
+    from jaxmedusa.study import run_study, study_from_dict
+
+    root = Path(__file__).resolve().parent.parent / "studies"
+    st = study_from_dict(tomllib.loads(REAR_END_STUDY), base_dir=root, source="<rear-end>", text=REAR_END_STUDY)
+    summary = run_study(st, out=tmp_path, batch=2, progress=False)
+    assert summary.complete
+    df = pq.read_table(tmp_path / "scenarios.parquet").to_pandas()
+    row = df.iloc[0]  # collinear
+    assert row.status_name == "ok"
+    dv1 = np.array([row.v1_delta_v_x, row.v1_delta_v_y, row.v1_delta_v_z])
+    dv2 = np.array([row.v2_delta_v_x, row.v2_delta_v_y, row.v2_delta_v_z])
+    assert dv1[0] < -0.5 and dv2[0] > 0.5  # the striker slows, the struck vehicle speeds up
+    np.testing.assert_allclose(dv1, -dv2, rtol=1e-6, atol=1e-6)  # equal and opposite
+    assert row.v1_delta_v == pytest.approx(row.v2_delta_v, rel=1e-6)
+    assert 1.0 < row.v1_delta_v < 4.5  # closing speed 4 m/s: 2 if plastic, 4 if elastic
+    assert (row.v1_pdof_clock, row.v2_pdof_clock) == (12, 6)
+    a1 = row.v1_pdof_deg  # [0, 360): 359.9999 is straight ahead too
+    assert min(a1, 360.0 - a1) < 1.0 and row.v2_pdof_deg == pytest.approx(180.0, abs=1.0)
+    assert row.v1_delta_v_body_fwd < 0 < row.v2_delta_v_body_fwd
+    assert (row.v1_contact_episodes, row.v2_contact_episodes) == (1, 1)
+    assert row.v1_first_contact_time == pytest.approx(0.2 / 4.0, abs=0.01)
+    assert row.v1_contact_duration > 0.0 and row.v1_peak_contact_force > 0.0 and row.v1_max_penetration > 0.0
+    off = df.iloc[1]  # vehicle 2 offset 0.8 m to the left: a corner impact, later
+    assert off.status_name == "ok" and off.v1_first_contact_time > row.v1_first_contact_time
+    assert off.v1_pdof_clock in (11, 12, 1) and off.v2_pdof_clock in (5, 6, 7)
