@@ -239,17 +239,20 @@ def test_shards_merge_to_the_full_run(full_run, offset_small, tmp_path):
 def test_failing_scenario_is_flagged_and_isolated(offset_small):
     data = _small("offset", n=1)
     data["sampler"] = {"kind": "grid"}
-    data["parameters"] = {"vehicles.2.speed": {"values": [20.0, 1.0e7, 18.0, 21.0]},
-                          "vehicles.2.y": {"values": [0.5]}}
+    # a tire lag of 1e-12 s passes validation (> 0) but makes the explicit slip-angle lag
+    # (1.27) blow up within a few steps: samples 1 and 3 fail, 0 and 2 are fine
+    data["parameters"] = {"vehicles.2.y": {"values": [0.3, 0.5]},
+                          "models.1.tire_lag": {"values": [0.0016, 1e-12]}}
     st = _study(data, name="broken")
     ids, cols = design(st)
     items = study_mod.scenarios_for(st, cols, ids)
     metrics, _, _ = run_chunk(st, items, CHUNK)
     status = metrics["status"]
-    assert status[1] != STATUS_OK and list(np.delete(status, 1)) == [STATUS_OK] * 3
+    assert status[0] == status[2] == STATUS_OK and status[1] != STATUS_OK and status[3] != STATUS_OK
+    assert metrics["end_time"][1] < END_TIME and metrics["end_time"][0] > END_TIME
     for k, v in metrics.items():
         assert np.all(np.isfinite(np.asarray(v, float))), k  # a failed row keeps its last good state
-    for i in (0, 2, 3):  # each neighbour run on its own (padded to the same chunk shape)
+    for i in (0, 2):  # each good neighbour run on its own (padded to the same chunk shape)
         alone, _, _ = run_chunk(st, [items[i]], CHUNK)
         for k in metrics:
             assert np.array_equal(metrics[k][i], alone[k][0]), (i, k)
