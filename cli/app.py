@@ -18,7 +18,7 @@ DEFAULT_EXAMPLE = Path(__file__).resolve().parent.parent / "studies" / "medusa" 
 
 
 def _fail(message: str) -> None:
-    console.print(f"[bold red]error:[/] {message}")
+    console.print(f"[bold red]error:[/] {message}", soft_wrap=True)  # no wrapping: paths stay whole
     raise typer.Exit(code=2)
 
 
