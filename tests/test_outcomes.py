@@ -177,6 +177,8 @@ REAR_END_STUDY = """
 name = "rear-end"
 [scenario.medusa]
 folder = "medusa/offset"
+[scenario.road]
+flat = true
 [scenario.overrides.vehicles.2]   # equal models; vehicle 2 (18 m/s) 0.2 m ahead of vehicle 1 (22 m/s)
 x = 4.2
 speed = 18.0
