@@ -113,6 +113,9 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) ->
     )(batch_item.vehicle, batch_item.road, r_pred, F_pred, vs.v, vs.W, vs.alpha_lag, vs.alpha_rate,
       vs.road_seg, vs.road_s, steer, speed, settings.tires)
 
+    # A fusion boundary: without it XLA copies the whole rate computation (tires, road) into
+    # each state update and into the finiteness check below, evaluating it several times.
+    rates, c = jax.lax.optimization_barrier((rates, c))
     m = valid[:, None]  # padding vehicles do not move
     m33 = valid[:, None, None]
     new_vs = VehicleState(
