@@ -17,7 +17,7 @@ contact (on accepted steps, from the pairs the vehicle belongs to)
     last_contact_time [s]    end time of the last accepted step in contact (-1: none)
     contact_duration [s]     sum of dt over accepted steps in contact
     contact_episodes [-]     number of collisions: contact after more than episode_gap
-                             (10 ms) without contact (the contact laws switch on and off
+                             (10 ms) without contact (the MEDUSA law switches on and off
                              from step to step within one collision: hundreds of times
                              in a 20 ms rear-end impact)
     peak_contact_force [N]   largest normal contact force (law-specific, PairInfo.force)
@@ -235,7 +235,7 @@ class Outcomes:
         new_touch = jnp.where(acc, touch, m.touching)
         first = jnp.where(touch & (m.first_contact < 0.0), t, m.first_contact)
         last = jnp.where(touch, t, m.last_contact)
-        # a new episode: contact after more than episode_gap without any (the contact laws
+        # a new episode: contact after more than episode_gap without any (the MEDUSA law
         # chatter on and off from one step to the next during one collision)
         resumed = (m.last_contact >= 0.0) & (t - m.last_contact <= self.episode_gap)
         episodes = m.episodes + (touch & ~m.touching & ~resumed).astype(jnp.int32)
