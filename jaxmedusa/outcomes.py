@@ -236,7 +236,7 @@ class Outcomes:
         first = jnp.where(touch & (m.first_contact < 0.0), t, m.first_contact)
         last = jnp.where(touch, t, m.last_contact)
         # a new episode: contact after more than episode_gap without any (the MEDUSA law
-        # chatter on and off from one step to the next during one collision)
+        # switches contact on and off from one step to the next within one collision)
         resumed = (m.last_contact >= 0.0) & (t - m.last_contact <= self.episode_gap)
         episodes = m.episodes + (touch & ~m.touching & ~resumed).astype(jnp.int32)
         duration = m.duration + jnp.where(touch, dt, 0.0)
