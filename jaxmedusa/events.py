@@ -2,7 +2,10 @@
 
 An episode starts on the first accepted step whose predicted state is in contact and ends
 on the first accepted step without contact; times are those at the end of the step [s].
-At most `max_episodes` per pair are kept (later ones are counted but not stored).
+MEDUSA's law makes contact flicker from one step to the next within one impact (the
+position-level kick separates the bodies, which then touch again), so a contact that
+resumes within `episode_gap` [s] of the end continues the same episode. At most
+`max_episodes` per pair are kept (later ones are counted but not stored).
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ class Episodes:
     active: jnp.ndarray  # (P,) bool, in contact after the last accepted step
     start: jnp.ndarray  # (P, E) [s]
     end: jnp.ndarray  # (P, E) [s], NaN while open
-    peak_gamma: jnp.ndarray  # (P, E) largest gamma1 [1/s] (MEDUSA law)
+    peak_gamma: jnp.ndarray  # (P, E) largest |gamma1| [m/s] (MEDUSA law: a position-rate multiplier)
     peak_force: jnp.ndarray  # (P, E) largest normal force [N]
     min_phi1: jnp.ndarray  # (P, E) deepest penetration (most negative gap) [m]
 
@@ -30,6 +33,7 @@ class Episodes:
 @dataclass(frozen=True)
 class ContactEventTracker:
     max_episodes: int = 16
+    episode_gap: float = 0.01  # [s]
 
     def init(self, batch_item, state_item) -> Episodes:
         p, e = state_item.pairs.gamma.shape[0], self.max_episodes
@@ -40,18 +44,21 @@ class ContactEventTracker:
     def update(self, m: Episodes, batch_item, state_item, info) -> Episodes:
         touch = info.pairs.touching & info.accepted
         t = state_item.clock.t
-        begins = touch & ~m.active
+        last = jnp.arange(self.max_episodes)[None, :] == (m.count - 1)[:, None]  # (P, E)
+        last_end = jnp.sum(jnp.where(last, jnp.nan_to_num(m.end, nan=-jnp.inf), 0.0), axis=1)
+        resumes = touch & ~m.active & (m.count > 0) & (t - last_end <= self.episode_gap)
+        begins = touch & ~m.active & ~resumes
         ends = info.accepted & ~info.pairs.touching & m.active
         idx = jnp.where(begins, m.count, m.count - 1)  # episode slot being written
         slot = jnp.arange(self.max_episodes)[None, :] == idx[:, None]  # (P, E)
         writing = slot & touch[:, None]
         fresh = slot & begins[:, None]
-        g1, force, phi = info.pairs.gamma[:, 0][:, None], info.pairs.force[:, None], info.pairs.phi1[:, None]
+        g1, force, phi = jnp.abs(info.pairs.gamma[:, 0])[:, None], info.pairs.force[:, None], info.pairs.phi1[:, None]
         return Episodes(
             count=m.count + begins.astype(jnp.int32),
             active=jnp.where(info.accepted, info.pairs.touching, m.active),
             start=jnp.where(fresh, t, m.start),
-            end=jnp.where(slot & ends[:, None], t, m.end),
+            end=jnp.where(slot & ends[:, None], t, jnp.where(slot & resumes[:, None], jnp.nan, m.end)),
             peak_gamma=jnp.where(writing, jnp.where(fresh, g1, jnp.fmax(m.peak_gamma, g1)), m.peak_gamma),
             peak_force=jnp.where(writing, jnp.where(fresh, force, jnp.fmax(m.peak_force, force)), m.peak_force),
             min_phi1=jnp.where(writing, jnp.where(fresh, phi, jnp.fmin(m.min_phi1, phi)), m.min_phi1),
@@ -60,7 +67,8 @@ class ContactEventTracker:
 
 def episodes_table(ep: Episodes, n_vehicles: int, batch_index: int = 0) -> pd.DataFrame:
     """Contact-events table of one scenario: pair (1-based vehicle numbers), start, end,
-    peak gamma1, peak force, minimum phi1. `end` is NaN when contact lasts to the end."""
+    peak |gamma1|, peak force, minimum phi1 (eq. 1.39 sign: negative = penetration).
+    `end` is NaN when contact lasts to the end."""
     a, b = pair_indices(n_vehicles)
     rows = []
     count = np.asarray(ep.count[batch_index])
