@@ -5,29 +5,21 @@ current velocities, as main.c calls `set_constraint_forces()`. Pairs are (a, b),
 in `state.pair_indices` order; the generalized terms of simultaneous contacts are summed
 per vehicle.
 
-Laws (static `Settings.contact_law`):
-- "medusa": vehicle.c `set_constraint_forces()`. With phi1 = (T1 - T2).n1 (> 0 when
-  penetrating: the code's sign, the negative of eq. (1.39)) and phi2 = (v(X1) - v(X2)).n1
-  (> 0 when approaching, eq. (1.40)), the multipliers are accumulated on every attempt in
-  contact, gamma1 -= p1 phi1, gamma2 -= p2 phi2 (eqs. 1.52_2,3), and reset to 0 when the
-  pair is not in contact. Body 1 gets gamma1 n1 added to the rate of r and X1^j gamma1 n1
-  to the rate of d_j (position part), gamma2 n1 and X1^j gamma2 n1 to the rates of v and
-  w_j (velocity part, eq. 1.42); body 2 the opposite with X2. The velocity part is an
-  acceleration, not divided by the mass: momentum is conserved only for equal masses, the
-  law can add energy, and its stiffness depends on dt (docs/medusa-notes.md, Contact).
-- "physical": a normal force f = max(0, k delta + c delta_dot) [N] from the penetration
-  delta = -phi1 >= 0 (eq. 1.39 sign) and its rate, stiffness k [N/m] and damping c [N s/m]
-  (ContactParams); -f n1 acts on body 1 at X1 and +f n1 on body 2 at X2, through the mass
-  matrix (dv = f/m, dw_j = X^j f/my^jj). Momentum is conserved for any masses, the force
-  does not depend on dt, and it never pulls (f >= 0).
+Laws (static `Settings.contact_law`, defined in contact_law.py): "medusa" is vehicle.c's
+accumulated-multiplier law, updated on every attempt in contact, including attempts that
+main.c then redoes with a smaller step; "physical" is a spring-damper normal force through
+the mass matrix.
 """
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
 
+from typing import NamedTuple
+
 from .contact import PairGeometry, pair_geometry
-from .integrate import ContactTerms, PairInfo
+from .contact_law import ContactTerms, medusa_law, normal_force, physical_law
+from .integrate import PairInfo
 from .params import Settings
 from .state import PairState, pair_indices
 
@@ -36,9 +28,11 @@ from .state import PairState, pair_indices
 CONTACT_RESIDUAL_TOL = 1e-2
 
 
-def _material_velocity(v, W, X):
-    """Velocity of the material point X: v + X^j w_j (W has the w_j as columns)."""
-    return v + W @ X
+class _Motion(NamedTuple):
+    """The velocities contact_law needs of one vehicle: v (3,), W (3, 3) (columns w_j)."""
+
+    v: jnp.ndarray
+    W: jnp.ndarray
 
 
 # Spheres of this many times |semi-axes| enclose every geometry kind (the "box" kind's
@@ -97,44 +91,24 @@ def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: 
     physical = settings.contact_law == "physical"
     if geom is None:
         geom = scenario_geometry(batch_item, r_pred, F_pred, pairs.warm, settings)
-    touching = geom.touching & batch_item.valid[a] & batch_item.valid[b]
-    n1 = geom.n1
-    vel1 = jax.vmap(_material_velocity)(v[a], W[a], geom.X1)
-    vel2 = jax.vmap(_material_velocity)(v[b], W[b], geom.X2)
-    approach = jnp.sum((vel1 - vel2) * n1, axis=1)  # phi2 of vehicle.c, > 0 when closing
-
+    geom = geom._replace(touching=geom.touching & batch_item.valid[a] & batch_item.valid[b])
+    touching = geom.touching
+    m1, m2 = _Motion(v[a], W[a]), _Motion(v[b], W[b])
     if physical:
-        depth = -geom.phi1
-        force = jnp.where(touching, jnp.maximum(0.0, cp.stiffness * depth + cp.damping * approach), 0.0)
+        p1, p2 = jax.tree.map(lambda x: x[a], p), jax.tree.map(lambda x: x[b], p)
+        t1, t2 = jax.vmap(physical_law, in_axes=(0, 0, 0, 0, 0, None))(geom, m1, m2, p1, p2, cp)
         gamma = jnp.zeros_like(pairs.gamma)
-        zero = jnp.zeros_like(n1)
-        pos1, pos2 = zero, zero  # no position-level terms
-        vel_1 = -(force / p.mass[a])[:, None] * n1  # through the mass matrix
-        vel_2 = (force / p.mass[b])[:, None] * n1
-        dW1 = -force[:, None, None] * n1[:, :, None] * (geom.X1 / p.my[a])[:, None, :]
-        dW2 = force[:, None, None] * n1[:, :, None] * (geom.X2 / p.my[b])[:, None, :]
-        dF1 = dF2 = jnp.zeros_like(dW1)
+        force = jax.vmap(normal_force, in_axes=(0, 0, 0, None))(geom, m1, m2, cp)
     else:
-        phi1 = -geom.phi1  # vehicle.c: (rho1 - rho2).n1
-        g1 = jnp.where(touching, pairs.gamma[:, 0] - cp.p1 * phi1, 0.0)
-        g2 = jnp.where(touching, pairs.gamma[:, 1] - cp.p2 * approach, 0.0)
-        gamma = jnp.stack([g1, g2], axis=1)
-        force = jnp.abs(g2) * p.mass[a]  # the velocity part is an acceleration of body 1
-        pos1 = g1[:, None] * n1
-        pos2 = -pos1
-        vel_1 = g2[:, None] * n1
-        vel_2 = -vel_1
-        dF1 = pos1[:, :, None] * geom.X1[:, None, :]  # column j: X1^j gamma1 n1
-        dF2 = pos2[:, :, None] * geom.X2[:, None, :]
-        dW1 = vel_1[:, :, None] * geom.X1[:, None, :]
-        dW2 = vel_2[:, :, None] * geom.X2[:, None, :]
+        gamma, t1, t2 = jax.vmap(medusa_law, in_axes=(0, 0, 0, 0, None))(geom, pairs.gamma, m1, m2, cp)
+        force = jnp.abs(gamma[:, 1]) * p.mass[a]  # the velocity part is an acceleration of body 1
 
     def gather(x1, x2):
         """Sum pair terms per vehicle: body 1 of pair k is vehicle a[k], body 2 is b[k]."""
         out = jnp.zeros((n,) + x1.shape[1:], x1.dtype)
         return out.at[a].add(x1).at[b].add(x2)
 
-    terms = ContactTerms(dr=gather(pos1, pos2), dF=gather(dF1, dF2), dv=gather(vel_1, vel_2), dW=gather(dW1, dW2))
+    terms = ContactTerms(*[gather(x1, x2) for x1, x2 in zip(t1, t2)])
     new_pairs = PairState(gamma=gamma, warm=geom.warm, in_contact=touching)
     info = PairInfo(touching=touching, phi1=jnp.where(geom.candidate, geom.phi1, jnp.inf), force=force, gamma=gamma)
     failed = jnp.any(touching & (geom.residual > CONTACT_RESIDUAL_TOL))

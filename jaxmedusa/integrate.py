@@ -11,18 +11,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from .contact_law import ContactTerms  # noqa: F401  (re-exported: the contact stage returns it)
 from .params import DriverParams, Settings
 from .state import STATUS_CONTACT_NOT_CONVERGED, STATUS_NAN, STATUS_OFF_ROAD, STATUS_OK, PairState, SimState, VehicleState
 from .vehicle import vehicle_rates
-
-
-class ContactTerms(NamedTuple):
-    """Generalized contact terms per vehicle (V, ...), added to the rates (eq 1.41)."""
-
-    dr: jnp.ndarray  # (V, 3) added to the rate of r
-    dF: jnp.ndarray  # (V, 3, 3) added to the rate of the directors
-    dv: jnp.ndarray  # (V, 3) added to the rate of v
-    dW: jnp.ndarray  # (V, 3, 3) added to the rate of the director velocities
 
 
 class PairInfo(NamedTuple):
