@@ -13,6 +13,8 @@ from jaxmedusa.params import contact_params
 from jaxmedusa.pytree import pytree_dataclass
 
 AX = jnp.array([2.5, 0.9, 0.7])
+_geom = jax.jit(lambda r1, F1, r2, F2: pair_geometry("superellipsoid", r1, F1, AX, r2, F2, AX, cold_warm(),
+                                                      iters=12))
 
 
 @pytree_dataclass
@@ -35,9 +37,9 @@ def body(r, v):
 
 def test_medusa_law_signs_and_pattern():
     b1, b2 = body([0, 0, 0], [1.0, 0, 0]), body([4.9, 0.2, 0], [-1.0, 0, 0])
-    g = pair_geometry("superellipsoid", b1.r, b1.F, AX, b2.r, b2.F, AX, cold_warm(), iters=12)
+    g = _geom(b1.r, b1.F, b2.r, b2.F)
     assert bool(g.touching)
-    gamma, t1, t2 = medusa_law(g, jnp.zeros(2), b1, b2, contact_params())
+    gamma, t1, t2 = jax.jit(medusa_law)(g, jnp.zeros(2), b1, b2, contact_params())
     # vehicle.c: phi1 = (rho1 - rho2).n = 0.1, phi2 = (v1 - v2).n = 2; gamma -= p * phi
     np.testing.assert_allclose(gamma, [-2e4 * 0.1, -100 * 2.0], rtol=1e-3)
     np.testing.assert_allclose(gamma[0], 2e4 * g.phi1, rtol=1e-12)  # code phi1 = -geom.phi1
@@ -50,7 +52,7 @@ def test_medusa_law_signs_and_pattern():
     assert float(jnp.dot(t1.dr, n)) < 0 and float(jnp.dot(t2.dr, n)) > 0  # repulsive
     # not touching: multipliers reset, no terms
     far = body([20.0, 0, 0], [0, 0, 0])
-    gf = pair_geometry("superellipsoid", b1.r, b1.F, AX, far.r, far.F, AX, cold_warm(), iters=12)
+    gf = _geom(b1.r, b1.F, far.r, far.F)
     gamma, t1, _ = medusa_law(gf, jnp.array([5.0, 3.0]), b1, far, contact_params())
     assert np.all(np.asarray(gamma) == 0) and np.all(np.asarray(t1.dv) == 0)
 
