@@ -1,7 +1,7 @@
 """Vehicles in contact: conservation laws, MEDUSA's step control, and the report's scenarios.
 
-The short two-car collisions run on CI; the report's full scenarios (offset 10 s, wave,
-merge) and the gradient check are marked slow (`python -m pytest -m slow`).
+The short two-car collisions and the report's offset collision (10 s) run on CI; the wave
+and merge scenarios and the gradient check are marked slow (`python -m pytest -m slow`).
 """
 from dataclasses import replace
 
@@ -101,7 +101,6 @@ def _flat(name):
     return scenario, config
 
 
-@pytest.mark.slow
 def test_offset_collision_of_section_3_2():
     scenario, _ = _flat("offset")
     res, _ = run(scenario, end_time=10.0, save_every=0.05)
