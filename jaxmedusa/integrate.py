@@ -38,6 +38,8 @@ class StepInfo(NamedTuple):
 def table_value(times, values, linear, t):
     """Driver table value at time t: piecewise constant (value[i] on [times[i], times[i+1])),
     or piecewise linear when `linear` is 1; held constant outside the table."""
+    if times.shape[0] == 1:  # a constant input (static shape): no search
+        return values[0]
     idx = jnp.clip(jnp.searchsorted(times, t, side="right") - 1, 0, times.shape[0] - 1)
     return jnp.where(linear > 0.5, jnp.interp(t, times, values), values[idx])
 
