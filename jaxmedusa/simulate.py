@@ -20,6 +20,7 @@ skips the samples (S = 1 dummy row) when only final states and metrics are wante
 """
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 from typing import NamedTuple
 
@@ -151,3 +152,23 @@ def simulate(batch: Batch, state: SimState, settings: Settings, tracker=None, re
     carry, samples = _advance(batch, carry, settings, n_slots, tracker, record)
     state, metrics = _finish(batch, carry, settings, tracker)
     return SimResult(samples=samples, final=state, metrics=metrics)
+
+
+@partial(jax.jit, static_argnames=("settings", "n_steps"))
+def simulate_fixed(batch: Batch, state: SimState, settings: Settings, n_steps: int | None = None) -> SimState:
+    """Fixed-step path for reverse-mode derivatives (DESIGN.md, "Numerics"): `n_steps` steps of
+    settings.dt (default end_time / dt) under a checkpointed `lax.scan`, with no step-size
+    control (every step is accepted, contact terms included) and scenarios that reached
+    end_time or failed masked. Returns the final SimState. Unlike `simulate` (MEDUSA's
+    adaptive `while_loop`), `jax.grad` passes through it."""
+    fixed = dataclasses.replace(settings, dt_min=float("inf"))  # dt < dt_min: never redo a step
+    n = n_steps if n_steps is not None else int(round(settings.end_time / settings.dt))
+
+    @jax.checkpoint
+    def step(st, _):
+        active = (st.clock.t < settings.end_time - 0.5 * settings.dt) & (st.clock.status == STATUS_OK)
+        st, _ = _step_batch(batch, (st, None), active, fixed, None)
+        return st, None
+
+    final, _ = jax.lax.scan(step, state, None, length=n)
+    return final
