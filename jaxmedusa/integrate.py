@@ -1,7 +1,7 @@
 """Time stepping: MEDUSA's predictor-corrector step (1.52) with main.c's step-size control.
 
-`scenario_step` advances one scenario by one (possibly rejected) step; `integrate.advance`
-drives a batch: every scenario keeps its own t and dt, and finished or failed scenarios
+`scenario_step` advances one scenario by one (possibly rejected) step; simulate.py drives
+a batch: every scenario keeps its own t and dt, and finished or failed scenarios
 are masked (DESIGN.md, "Numerics").
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .contact_law import ContactTerms  # noqa: F401  (re-exported: the contact stage returns it)
+from .contact_law import ContactTerms
 from .params import DriverParams, Settings
 from .state import STATUS_CONTACT_NOT_CONVERGED, STATUS_NAN, STATUS_OFF_ROAD, STATUS_OK, PairState, SimState, VehicleState
 from .vehicle import vehicle_rates
