@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import jax.numpy as jnp
 import numpy as np
 
-from .pytree import pytree_dataclass
-from .scenario import ModelSpec
+from jaxmedusa.core.pytree import pytree_dataclass
+from jaxmedusa.core.scenario import ModelSpec
 
 GRAVITY = 9.81  # [m/s^2], vehicle.c hard-codes 9.81
 
@@ -174,19 +174,31 @@ class ContactParams:
     eps2: jnp.ndarray
 
 
-def contact_params(p1=2e4, p2=100.0, stiffness=1e6, damping=1e4, eps1=0.4, eps2=0.4) -> ContactParams:
-    f = lambda x: np.asarray(float(x))  # noqa: E731
-    return ContactParams(p1=f(p1), p2=f(p2), stiffness=f(stiffness), damping=f(damping), eps1=f(eps1), eps2=f(eps2))
+# The one place for contact defaults: vehicle.c's CONSTRAINT_MULTIPLIER1/2, the physical
+# law's spring and dashpot, and the report's squareness exponents (report V: 0.4).
+CONTACT_DEFAULTS = dict(p1=2e4, p2=100.0, stiffness=1e6, damping=1e4, eps1=0.4, eps2=0.4)
+
+
+def contact_params(**values) -> ContactParams:
+    """ContactParams from keyword floats (default: CONTACT_DEFAULTS)."""
+    unknown = set(values) - set(CONTACT_DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown contact parameter(s) {sorted(unknown)}; expected {sorted(CONTACT_DEFAULTS)}")
+    v = {**CONTACT_DEFAULTS, **values}
+    return ContactParams(**{k: np.asarray(float(x)) for k, x in v.items()})
 
 
 @dataclass(frozen=True)
 class Settings:
     """Static simulation settings (hashable: a change recompiles).
 
-    end_time, dt, save_every [s] mirror MEDUSA's -t, -d, -s. dt_min, shrink, grow and
-    hold_steps are main.c's step-size control (DT_MIN, 1.4641, 1.1, just_reduced=100).
-    tires=False switches tire forces off (for energy checks). contact_law: "medusa" or
-    "physical"; contact_geometry: "superellipsoid", "ellipsoid" or "box".
+    end_time, dt, save_every [s] mirror MEDUSA's -t, -d, -s. step_control names the rule
+    that changes dt (solver.step_control.STEP_CONTROLS: "medusa", main.c's rule, or
+    "constant"); dt_min, shrink, grow and hold_steps are the "medusa" rule's constants
+    (DT_MIN, 1.4641, 1.1, just_reduced = 100). tires=False switches tire forces off (for
+    energy checks). contact_law names a law of contact.laws.LAWS ("medusa", "physical"),
+    contact_geometry a shape of contact.shapes.SHAPES ("superellipsoid", "ellipsoid", "box").
+    Names are checked where they are read (files, CLI) and resolved once per compilation.
     """
 
     end_time: float = 1.0
@@ -200,8 +212,21 @@ class Settings:
     contact: bool = True
     contact_law: str = "medusa"
     contact_geometry: str = "superellipsoid"
+    step_control: str = "medusa"
 
     @property
     def n_samples(self) -> int:
         """Upper bound on saved samples per scenario (main.c saves when t - t_old >= 0.999999*s)."""
         return int(np.floor(self.end_time / (0.999999 * self.save_every) + 1e-9)) + 1
+
+
+@pytree_dataclass
+class Batch:
+    """Everything constant during a run, with leading axes [batch, vehicle] or [batch]
+    (built by `jaxmedusa.build`)."""
+
+    vehicle: VehicleParams  # [B, V]
+    driver: DriverParams  # [B, V, K]
+    valid: jnp.ndarray  # [B, V] bool: False for padding vehicles
+    contact: ContactParams  # [B]
+    road: object  # physics.road.RoadParams with leaves [B, ...], or None for the flat plane z = 0

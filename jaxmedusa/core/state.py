@@ -12,21 +12,9 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from .pytree import pytree_dataclass
+from jaxmedusa.core.pytree import pytree_dataclass
 
-# Scenario status codes (stored in output rows; 0 is success).
-STATUS_OK = 0
-STATUS_NAN = 1  # a state component became NaN or infinite
-STATUS_OFF_ROAD = 2  # a vehicle left the road's range
-STATUS_CONTACT_NOT_CONVERGED = 3  # contact solver residual above tolerance
-STATUS_NAMES = {
-    STATUS_OK: "ok",
-    STATUS_NAN: "nan",
-    STATUS_OFF_ROAD: "off_road",
-    STATUS_CONTACT_NOT_CONVERGED: "contact_not_converged",
-}
-
-CONTACT_WARM_SIZE = 8  # contact-search warm start per pair (see contact.py)
+CONTACT_WARM_SIZE = 8  # contact-search warm start per pair (contact/shapes/narrow_phase.py)
 
 
 @pytree_dataclass
@@ -54,7 +42,7 @@ class ScenarioClock:
     dt: jnp.ndarray  # () current step [s]
     hold: jnp.ndarray  # () int32, main.c `just_reduced`
     t_saved: jnp.ndarray  # () time of the last saved sample [s]
-    status: jnp.ndarray  # () int32 status code
+    status: jnp.ndarray  # () int32, a core.status.Status value
     steps: jnp.ndarray  # () int32 accepted steps
 
 
