@@ -32,12 +32,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .pytree import pytree_dataclass
+from jaxmedusa.core.pytree import pytree_dataclass
+from jaxmedusa.core.safe_math import TINY
 
 N_GRID = 8  # samples of |C(s) - r| per segment in the closest-point search
 N_GRID_INITIAL = 32  # samples per segment in initial_tracking (runs once: dense)
 N_NEWTON = 4  # Newton steps on (C(s) - r).C'(s) = 0: one before the samples, the rest after
-_TINY = 1e-30  # guard for norms and divisions (squared lengths in m^2)
 
 
 class RoadWarning(UserWarning):
@@ -70,7 +70,7 @@ class RoadParams:
 # ----------------------------------------------------------------------------- building
 
 
-def _validate(points) -> np.ndarray:
+def validate_points(points) -> np.ndarray:
     """(n, 4) float array of the user points; ValueError naming the (1-based) point."""
     if points is None:
         raise ValueError("road has no points (points=None is the flat plane: use road=None)")
@@ -159,7 +159,7 @@ def spline_coefficients(user, xp=np):
                  + [coef[-1, 1] + 2.0 * coef[-1, 2] + 3.0 * coef[-1, 3]])
     t = xp.concatenate([xp.abs(t[:, :1]), t[:, 1:]], axis=1)
     nn = xp.sum(t * t, axis=1, keepdims=True)
-    ok = nn > _TINY
+    ok = nn > TINY
     node_tangent = xp.where(ok, t / xp.sqrt(xp.where(ok, nn, 1.0)), xp.array([1.0, 0.0, 0.0]))
     return dict(coef=coef, s_lo=s_lo, s_hi=s_hi, bank=bank, nodes=nodes, node_tangent=node_tangent)
 
@@ -198,7 +198,7 @@ def build_road(spec) -> RoadParams | None:
     points = spec.points if hasattr(spec, "points") else spec
     if points is None:
         return None
-    user = _validate(points)
+    user = validate_points(points)
     fields = spline_coefficients(user)
     _warn_backwards(fields["coef"], fields["s_lo"], fields["s_hi"], user.shape[0])
     return RoadParams(**{k: jnp.asarray(v, dtype=jnp.float64) for k, v in fields.items()})
@@ -259,7 +259,7 @@ def _newton(c, lo, hi, r, s):
         h1 = h1 + d1 * d1
         h2 = h2 + diff * d2
     h = jnp.maximum(h1 + h2, 0.5 * h1)  # g'(s), kept positive: a descent step
-    ok = h > _TINY
+    ok = h > TINY
     step = jnp.where(ok, -g / jnp.where(ok, h, 1.0), 0.0)
     step = jnp.clip(step, -(hi - lo), hi - lo)
     return jnp.clip(s + step, lo, hi)
@@ -299,7 +299,7 @@ def _frame(road: RoadParams, k, s):
     # alpha = atan(t2/t1) (heading) and the grade from tan = t3/hypot(t1, t2). Written so
     # that a level tangent gives h = 1, sb = 0 exactly (e3 = E3 bitwise on a flat road).
     hh = t1 * t1 + t2 * t2
-    okh = hh > _TINY
+    okh = hh > TINY
     hr = jnp.sqrt(jnp.where(okh, hh, 1.0))
     ca = jnp.where(okh, t1 / hr, 1.0)  # cos(alpha), t1 >= 0
     sa = jnp.where(okh, t2 / hr, 0.0)  # sin(alpha)

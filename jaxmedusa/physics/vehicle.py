@@ -1,6 +1,6 @@
 """Cosserat-point chassis with suspension and tires: the rates of one vehicle, eqs (1.1)-(1.34).
 
-Everything here is for a single vehicle; `integrate.py` lifts it with vmap.
+Everything here is for a single vehicle (no batch axis); `solver/step.py` lifts it with vmap.
 Directors are the columns of F (F = d_i (x) E_i) and director velocities the columns of W.
 """
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from .params import GRAVITY, VehicleParams
-from .road import road_frame
-from .tire import tire_forces
+from jaxmedusa.core.params import GRAVITY, VehicleParams
+from jaxmedusa.physics.road import road_frame
+from jaxmedusa.physics.tire.calspan import tire_forces
 
 FREE_ROLLING_SPEED = 0.1  # init.c: driven = |TIRE_SPEED| > 0.1 [m/s]
 # Below this in-plane wheel speed [m/s] the slip angle is taken as 0, as C's atan2(0, 0) gives
@@ -132,14 +132,3 @@ def energy_medusa(p: VehicleParams, r, F, v, W):
 def energy_total(p: VehicleParams, r, F, v, W):
     """Total energy E of eqs (1.33)-(1.34) in full [J] (MEDUSA's figure plus m v.v/2)."""
     return energy_medusa(p, r, F, v, W) + 0.5 * p.mass * jnp.dot(v, v)
-
-
-def orientation_angles(F):
-    """Heading, pitch and roll [rad] as main.c derives them for SmartPath from the directors."""
-    d11, d12, d13 = F[0, 0], F[1, 0], F[2, 0]
-    d31, d32, d33 = F[0, 2], F[1, 2], F[2, 2]
-    h = jnp.sqrt(d11 * d11 + d12 * d12)
-    heading = jnp.arctan2(d12, d11)
-    pitch = jnp.arctan2((d31 * d11 + d12 * d32) / h, d33)
-    roll = jnp.arctan2((d12 * d31 - d11 * d32) / h, d33)
-    return heading, pitch, roll

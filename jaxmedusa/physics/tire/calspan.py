@@ -7,14 +7,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .params import TireParams
-
-
-def safe_norm2(a, b):
-    """sqrt(a^2 + b^2) with a finite gradient at the origin (double-where)."""
-    sq = a * a + b * b
-    is_zero = sq == 0.0
-    return jnp.where(is_zero, 0.0, jnp.sqrt(jnp.where(is_zero, 1.0, sq)))
+from jaxmedusa.core.params import TireParams
+from jaxmedusa.core.safe_math import safe_hypot
 
 
 def contact_patch_length(fz, tp: TireParams):
@@ -53,8 +47,8 @@ def tire_forces(fz, alpha, s, tp: TireParams):
 
     # s = 1 is the pole of Remark 1; s only reaches it for an infinite wheel-plane speed.
     one_minus_s = jnp.where(jnp.abs(1.0 - s) < 1e-12, 1e-12, 1.0 - s)
-    g1 = safe_norm2(ks * tana, kc * s / one_minus_s)  # composite slip sigma = c*g1, eq (1.22)
-    g2 = safe_norm2(ks * tana, kc_prime * s)  # denominator of eq (1.23)
+    g1 = safe_hypot(ks * tana, kc * s / one_minus_s)  # composite slip sigma = c*g1, eq (1.22)
+    g2 = safe_hypot(ks * tana, kc_prime * s)  # denominator of eq (1.23)
     c = jnp.pi * ap0 * ap0 / (8.0 * mu0 * fz)
     sig = c * g1
     # f / sigma of eq (1.22), regular at sigma = 0:
