@@ -1,38 +1,33 @@
 """The contact stage of one integration step: every vehicle pair, one contact law.
 
-Called by `integrate.scenario_step` on the predicted positions z1~ = z1 + dt z2 and the
+Called by `solver.step.scenario_step` on the predicted positions z1~ = z1 + dt z2 and the
 current velocities, as main.c calls `set_constraint_forces()`. Pairs are (a, b), a < b,
-in `state.pair_indices` order; the generalized terms of simultaneous contacts are summed
-per vehicle.
+in `core.state.pair_indices` order; the generalized terms of simultaneous contacts are
+summed per vehicle.
 
-Laws (static `Settings.contact_law`, defined in contact_law.py): "medusa" is vehicle.c's
-accumulated-multiplier law, updated on every attempt in contact, including attempts that
-main.c then redoes with a smaller step; "physical" is a spring-damper normal force through
-the mass matrix.
+The law and the shape are named by the static `Settings.contact_law` and
+`Settings.contact_geometry` and resolved here, once per compilation, through LAWS and
+SHAPES: "medusa" is vehicle.c's accumulated-multiplier law, updated on every attempt in
+contact, including attempts that main.c then redoes with a smaller step; "physical" is a
+spring-damper normal force through the mass matrix.
 """
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
 
-from typing import NamedTuple
+from jaxmedusa.contact.laws import LAWS
+from jaxmedusa.contact.shapes import SHAPES, pair_geometry
+from jaxmedusa.contact.types import ContactTerms, Motion, PairGeometry, PairInfo
+from jaxmedusa.core.params import Settings
+from jaxmedusa.core.state import PairState, pair_indices
 
-from .contact import PairGeometry, pair_geometry
-from .contact_law import ContactTerms, medusa_law, normal_force, physical_law
-from .integrate import PairInfo
-from .params import Settings
-from .state import PairState, pair_indices
+__all__ = ["contact_stage", "no_contact", "batch_geometry", "scenario_geometry", "uses_contact",
+           "CONTACT_RESIDUAL_TOL", "SKIP_RADIUS_FACTOR"]
 
 # A pair in contact whose contact-point solver residual (sine of the angle between the two
 # optimality directions) exceeds this marks the scenario "contact_not_converged".
 CONTACT_RESIDUAL_TOL = 1e-2
-
-
-class _Motion(NamedTuple):
-    """The velocities contact_law needs of one vehicle: v (3,), W (3, 3) (columns w_j)."""
-
-    v: jnp.ndarray
-    W: jnp.ndarray
 
 
 # Spheres of this many times |semi-axes| enclose every geometry kind (the "box" kind's
@@ -44,11 +39,12 @@ def scenario_geometry(batch_item, r_pred, F_pred, warm, settings: Settings) -> P
     """Contact geometry of every pair of one scenario (leaves [P, ...])."""
     a, b = pair_indices(r_pred.shape[0])
     p, cp = batch_item.vehicle, batch_item.contact
-    # MEDUSA's bounding sphere (largest semi-axis) misses corner contacts until the surfaces
-    # overlap; the physical law uses spheres that enclose the shape.
-    broad = "enclosing" if settings.contact_law == "physical" else "medusa"
+    # The law chooses its broad phase: MEDUSA's bounding sphere (largest semi-axis) misses
+    # corner contacts until the surfaces overlap; the physical law uses enclosing spheres.
+    broad = LAWS.resolve(settings.contact_law, where="Settings.contact_law").broad_phase
+    shape = SHAPES.resolve(settings.contact_geometry, where="Settings.contact_geometry")
     return jax.vmap(
-        lambda r1, F1, a1, r2, F2, a2, w: pair_geometry(settings.contact_geometry, r1, F1, a1, r2, F2, a2, w,
+        lambda r1, F1, a1, r2, F2, a2, w: pair_geometry(shape, r1, F1, a1, r2, F2, a2, w,
                                                         cp.eps1, cp.eps2, broad_phase=broad)
     )(r_pred[a], F_pred[a], p.contact_axes[a], r_pred[b], F_pred[b], p.contact_axes[b], warm)
 
@@ -81,6 +77,20 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     )
 
 
+def uses_contact(settings: Settings, n_vehicles: int) -> bool:
+    """Whether a run with `n_vehicles` vehicles has a contact stage (static)."""
+    return settings.contact and n_vehicles >= 2
+
+
+def no_contact(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Settings, geom=None):
+    """Contact stage for runs without contact: nothing touches (same returns as contact_stage)."""
+    n, p = r_pred.shape[0], pairs.gamma.shape[0]
+    z3, z33 = jnp.zeros((n, 3)), jnp.zeros((n, 3, 3))
+    info = PairInfo(touching=jnp.zeros((p,), bool), phi1=jnp.full((p,), jnp.inf), force=jnp.zeros((p,)),
+                    gamma=jnp.zeros((p, 2)))
+    return jnp.asarray(False), pairs, ContactTerms(z3, z33, z3, z33), info, jnp.asarray(False)
+
+
 def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Settings, geom=None):
     """Returns (any pair touching, new PairState, ContactTerms per vehicle, PairInfo, failed).
     `geom` is this scenario's PairGeometry when the caller computed it for a whole batch."""
@@ -88,20 +98,15 @@ def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: 
     a, b = pair_indices(n)
     p = batch_item.vehicle
     cp = batch_item.contact
-    physical = settings.contact_law == "physical"
+    law = LAWS.resolve(settings.contact_law, where="Settings.contact_law")
     if geom is None:
         geom = scenario_geometry(batch_item, r_pred, F_pred, pairs.warm, settings)
     geom = geom._replace(touching=geom.touching & batch_item.valid[a] & batch_item.valid[b])
     touching = geom.touching
-    m1, m2 = _Motion(v[a], W[a]), _Motion(v[b], W[b])
-    if physical:
-        p1, p2 = jax.tree.map(lambda x: x[a], p), jax.tree.map(lambda x: x[b], p)
-        t1, t2 = jax.vmap(physical_law, in_axes=(0, 0, 0, 0, 0, None))(geom, m1, m2, p1, p2, cp)
-        gamma = jnp.zeros_like(pairs.gamma)
-        force = jax.vmap(normal_force, in_axes=(0, 0, 0, None))(geom, m1, m2, cp)
-    else:
-        gamma, t1, t2 = jax.vmap(medusa_law, in_axes=(0, 0, 0, 0, None))(geom, pairs.gamma, m1, m2, cp)
-        force = jnp.abs(gamma[:, 1]) * p.mass[a]  # the velocity part is an acceleration of body 1
+    m1, m2 = Motion(v[a], W[a]), Motion(v[b], W[b])
+    p1, p2 = jax.tree.map(lambda x: x[a], p), jax.tree.map(lambda x: x[b], p)
+    gamma, t1, t2, force = jax.vmap(law.pair_terms, in_axes=(0, 0, 0, 0, 0, 0, None))(
+        geom, pairs.gamma, m1, m2, p1, p2, cp)
 
     def gather(x1, x2):
         """Sum pair terms per vehicle: body 1 of pair k is vehicle a[k], body 2 is b[k]."""

@@ -1,36 +1,18 @@
-"""Per-pair generalized contact terms: MEDUSA's penalty law and a physical spring-damper law.
+"""MEDUSA's contact law: accumulated penalty multipliers (vehicle.c set_constraint_forces()).
 
-Both take a `contact.PairGeometry` and return one `ContactTerms` per vehicle. The integrator
-adds them to the rates (eq. 1.41):
+A law takes a `contact.types.PairGeometry` and returns one `ContactTerms` per body. The
+solver adds them to the rates (eq. 1.41):
     rate of z1 = z2 + (dr, dF),    rate of z2 = g + (dv, dW),
 with dF, dW (3, 3) holding director rates as columns (like F and W). Terms of several pairs
 acting on one vehicle are summed (vehicle.c accumulates contact.force over all pairs).
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax.numpy as jnp
 
+from jaxmedusa.contact.types import ContactLaw, ContactTerms, material_point_velocity
 
-class ContactTerms(NamedTuple):
-    """Additions to one vehicle's state rates. dr (3,) [m/s], dF (3, 3) [1/s] (columns are
-    director rates), dv (3,) [m/s^2], dW (3, 3) [1/s^2] (columns)."""
-
-    dr: jnp.ndarray
-    dF: jnp.ndarray
-    dv: jnp.ndarray
-    dW: jnp.ndarray
-
-
-def zero_terms(dtype=jnp.float64) -> ContactTerms:
-    z3, z33 = jnp.zeros((3,), dtype), jnp.zeros((3, 3), dtype)
-    return ContactTerms(z3, z33, z3, z33)
-
-
-def material_point_velocity(state, X):
-    """Velocity v + W X of the material point X (3,) [m] of a vehicle state [m/s]."""
-    return state.v + state.W @ X
+__all__ = ["medusa_law", "pair_terms", "LAW"]
 
 
 def medusa_law(geom, gamma, state1, state2, params):
@@ -63,28 +45,12 @@ def medusa_law(geom, gamma, state1, state2, params):
     return gamma_new, terms1, terms2
 
 
-def normal_force(geom, state1, state2, contact_params):
-    """Magnitude [N] of the physical law's normal force: k * penetration + c * closing speed,
-    no tension, zero when not touching. The force on body 2 is f n1, on body 1 -f n1."""
-    rate = jnp.dot(material_point_velocity(state2, geom.X2) - material_point_velocity(state1, geom.X1), geom.n1)
-    f = contact_params.stiffness * (-geom.phi1) - contact_params.damping * rate
-    return jnp.where(geom.touching, jnp.maximum(f, 0.0), 0.0)
+def pair_terms(geom, gamma, m1, m2, p1, p2, cp):
+    """The ContactLaw interface (contact.types.ContactLaw): MEDUSA's law, whose force is
+    |gamma2| times body 1's mass (gamma2 is an acceleration of body 1)."""
+    gamma_new, t1, t2 = medusa_law(geom, gamma, m1, m2, cp)
+    return gamma_new, t1, t2, jnp.abs(gamma_new[1]) * p1.mass
 
 
-def physical_law(geom, state1, state2, params1, params2, contact_params):
-    """Spring-damper normal contact through the mass matrix (an option, not MEDUSA's law).
-
-    f = max(0, stiffness * (-phi1) - damping * phi2) with phi2 = (v2(X2) - v1(X1)).n1 [m/s];
-    the force f n1 acts on body 2 at X2 and -f n1 on body 1 at X1, entered like an applied
-    force of eq. (1.31): dv = F/m, dW[:, i] = X^i F / my^i. params1, params2: VehicleParams
-    (mass, my); contact_params: ContactParams (stiffness [N/m], damping [N s/m]).
-    Independent of dt; conserves linear momentum for any masses; the contact power
-    f * phi2 is that of a spring plus a dashpot, so a collision never gains energy (up to the
-    change of the contact points and normal during contact). Returns (terms1, terms2).
-    """
-    f = normal_force(geom, state1, state2, contact_params)
-    force = f * geom.n1  # on body 2 [N]
-    z3, z33 = jnp.zeros_like(force), jnp.zeros((3, 3), force.dtype)
-    terms2 = ContactTerms(z3, z33, force / params2.mass, jnp.outer(force, geom.X2 / params2.my))
-    terms1 = ContactTerms(z3, z33, -force / params1.mass, -jnp.outer(force, geom.X1 / params1.my))
-    return terms1, terms2
+# MEDUSA's bounding spheres (largest semi-axis) as contact.c's broad phase.
+LAW = ContactLaw(name="medusa", pair_terms=pair_terms, broad_phase="medusa")

@@ -1,0 +1,117 @@
+"""Types the contact stage hands to the solver, and shapes, laws and stage share.
+
+They live below both the contact package and the solver, so neither imports the other's
+internals (MJX's collision_types.py does the same). Shapes are per pair, without a batch
+axis; the stage lifts them with vmap.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, NamedTuple
+
+import jax.numpy as jnp
+
+__all__ = ["PairGeometry", "ContactTerms", "PairInfo", "Motion", "material_point_velocity", "Shape", "ContactLaw", "zero_terms"]
+
+
+class PairGeometry(NamedTuple):
+    """Contact geometry of one pair (body 1, body 2). World quantities in metres.
+
+    candidate: () bool, broad phase passed (bounding spheres overlap, eq. 1.43).
+    touching: () bool, MEDUSA's contact (detect_contact() returns TRUE): candidate and the
+        bodies overlap (phi1 <= 0 for superellipsoid/ellipsoid); for "box" also not excluded
+        by rule (1) of report IV.
+    phi1: () gap [m]: (T2 - T1).n1 when the bodies overlap (eq. 1.39, <= 0); when they are
+        separated, |T2 - T1| > 0 (an upper bound of the distance that tends to 0 at first touch).
+    n1: (3,) outward unit normal of body 1 at T1 (box normal for "box").
+    T1, T2: (3,) world points of deepest mutual penetration.
+    X1, X2: (3,) material labels X = F^-1 (T - r) [m].
+    residual: () sine of the angle between the surface normal at T and the gradient of the
+        other body's inside-outside function there (0 at an exact solution), max over T1, T2.
+    warm: (WARM_SIZE,) warm start for the next call (shapes.narrow_phase.WARM_SIZE).
+    """
+
+    candidate: jnp.ndarray
+    touching: jnp.ndarray
+    phi1: jnp.ndarray
+    n1: jnp.ndarray
+    T1: jnp.ndarray
+    T2: jnp.ndarray
+    X1: jnp.ndarray
+    X2: jnp.ndarray
+    residual: jnp.ndarray
+    warm: jnp.ndarray
+
+
+class ContactTerms(NamedTuple):
+    """Additions to one vehicle's state rates. dr (3,) [m/s], dF (3, 3) [1/s] (columns are
+    director rates), dv (3,) [m/s^2], dW (3, 3) [1/s^2] (columns)."""
+
+    dr: jnp.ndarray
+    dF: jnp.ndarray
+    dv: jnp.ndarray
+    dW: jnp.ndarray
+
+
+def zero_terms(dtype=jnp.float64) -> ContactTerms:
+    z3, z33 = jnp.zeros((3,), dtype), jnp.zeros((3, 3), dtype)
+    return ContactTerms(z3, z33, z3, z33)
+
+
+class PairInfo(NamedTuple):
+    """What the contact stage saw on this step, per pair (P, ...)."""
+
+    touching: jnp.ndarray  # (P,) bool, phi1 <= 0 on the predicted state
+    phi1: jnp.ndarray  # (P,) gap along n1 [m] (large positive when not a candidate)
+    force: jnp.ndarray  # (P,) normal contact force magnitude [N] (law-specific, see contact/laws/)
+    gamma: jnp.ndarray  # (P, 2) multipliers gamma1, gamma2 after this step (MEDUSA law; 0 otherwise)
+
+
+class Motion(NamedTuple):
+    """The velocities a contact law needs of one vehicle: v (3,) [m/s], W (3, 3) [1/s] (columns w_j)."""
+
+    v: jnp.ndarray
+    W: jnp.ndarray
+
+
+def material_point_velocity(state, X):
+    """Velocity v + W X of the material point X (3,) [m] of a vehicle (a Motion or a
+    VehicleState: v, W used) [m/s]."""
+    return state.v + state.W @ X
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A contact shape (an entry of contact.shapes.SHAPES).
+
+    gauge(y, eps1, eps2) -> G: the gauge function of the unit shape (1 on the surface), y (3,)
+        unit coordinates; eps1, eps2 static floats or traced arrays.
+    ellipsoid_scale: the contact points live on the surface with semi-axes
+        ellipsoid_scale * axes (1 for the shape itself; (6/pi)^(1/3) for report IV's box).
+    normal(T1, T2, r1, r2, body1, body2) -> (n1 (3,), excluded ()): a contact normal that
+        replaces the surface normal of body 1, and a rule that excludes contact; None keeps
+        the surface normal and excludes nothing.
+    """
+
+    name: str
+    gauge: Callable
+    ellipsoid_scale: float = 1.0
+    normal: Callable | None = None
+
+
+@dataclass(frozen=True)
+class ContactLaw:
+    """A contact law (an entry of contact.laws.LAWS).
+
+    pair_terms(geom, gamma, m1, m2, p1, p2, cp) -> (gamma_new (2,), terms1, terms2, force):
+        one pair's generalized terms (ContactTerms of body 1 and body 2), its multipliers
+        after the step (zeros for laws without them) and its normal force magnitude [N];
+        geom: PairGeometry, gamma (2,) the multipliers before, m1, m2: Motion, p1, p2:
+        VehicleParams of the two bodies, cp: ContactParams of the scenario.
+    broad_phase: "medusa" (contact.c's spheres of the largest semi-axis) or "enclosing"
+        (spheres that enclose the shapes), see shapes.narrow_phase.pair_geometry.
+    """
+
+    name: str
+    pair_terms: Callable
+    broad_phase: str = "medusa"
