@@ -1,22 +1,29 @@
-"""Batched simulation entry points.
+"""The one time loop: every scenario of a batch steps with its own t and dt.
 
     from jaxmedusa.build import build_batch
-    from jaxmedusa.simulate import simulate
+    from jaxmedusa.solver import simulate
     batch, state0 = build_batch(scenarios, dt=settings.dt)
     result = simulate(batch, state0, settings)
 
 `simulate` is jitted (settings are static). A batch has a leading axis [B] on every leaf;
-per-vehicle leaves have [B, V]. Each scenario integrates with its own t and dt (MEDUSA's
-step-size control) until t > end_time, and saves samples as main.c does: at t = 0 and then
+per-vehicle leaves have [B, V]. Each scenario integrates with its own t and dt under the
+step control `settings.step_control` (solver/step_control.py) until the control says it is
+done (MEDUSA's rule: t > end_time), and saves samples as main.c does: at t = 0 and then
 whenever t - t_last_save >= 0.999999 * save_every (so sample times are the scenario's own).
 
 Result: `samples` (Samples with leaves [B, S, ...], S = settings.n_samples, rows with
 saved=False are unused), `final` (the SimState after the last step) and `metrics`.
 
-In-run metrics: pass `tracker`, a hashable object with `init(batch_item, state_item) -> M`
-and `update(M, batch_item, state_item, info: StepInfo) -> M` for ONE scenario (they are
-vmapped); `update` sees every step, accepted or not, after it is taken. `record=False`
+In-run metrics: pass `tracker` (solver/trackers.py: `init` and `update` for ONE scenario,
+vmapped here); `update` sees every step, accepted or not, after it is taken. `record=False`
 skips the samples (S = 1 dummy row) when only final states and metrics are wanted.
+
+Derivatives: `adjoint="forward"` (default) runs each loop as a `lax.while_loop` (forward
+mode: jax.jvp, jax.jacfwd); `adjoint="checkpointed"` runs the SAME step under a bounded,
+checkpointed loop (a `lax.scan` of `max_steps` steps with a rematerialised body; steps after
+a scenario is done are masked no-ops), through which `jax.grad` passes, trackers included.
+`max_steps` bounds each loop: the whole run with record=False, each save interval with
+record=True; with the "constant" step control it defaults to the steps needed.
 """
 from __future__ import annotations
 
@@ -27,14 +34,19 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .build import Batch
-from .integrate import predict, scenario_step, uses_contact
-from .params import Settings
-from .pytree import replace
-from .state import STATUS_OK, SimState
-from .vehicle import energy_medusa, energy_total
+from jaxmedusa.contact.stage import batch_geometry, uses_contact
+from jaxmedusa.core.params import Batch, Settings
+from jaxmedusa.core.pytree import replace
+from jaxmedusa.core.state import SimState
+from jaxmedusa.core.status import Status
+from jaxmedusa.physics.vehicle import energy_medusa, energy_total
+from jaxmedusa.solver.step import predict, scenario_step
+from jaxmedusa.solver.step_control import STEP_CONTROLS
+
+__all__ = ["simulate", "simulate_fixed", "advance", "finish", "init_metrics", "Samples", "SimResult", "ADJOINTS"]
 
 SAVE_TOLERANCE = 0.999999  # main.c save_data_point()
+ADJOINTS = ("forward", "checkpointed")
 
 
 class Samples(NamedTuple):
@@ -56,16 +68,21 @@ class SimResult(NamedTuple):
     metrics: object  # the tracker's pytree with leaves [B, ...], or None
 
 
+def _running(state: SimState, settings: Settings):
+    """[B] bool: the scenario is healthy and its step control has steps left to take."""
+    control = STEP_CONTROLS.resolve(settings.step_control, where="Settings.step_control")
+    return control.running(state.clock, settings) & (state.clock.status == Status.OK)
+
+
 def _needs_step(state: SimState, settings: Settings):
     c = state.clock
-    return (c.t <= settings.end_time) & (c.status == STATUS_OK) & (c.t - c.t_saved < SAVE_TOLERANCE * settings.save_every)
+    return _running(state, settings) & (c.t - c.t_saved < SAVE_TOLERANCE * settings.save_every)
 
 
 def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
+    """One step of every scenario where `active` [B], then the tracker update."""
     state, metrics = carry
     if uses_contact(settings, state.vehicles.r.shape[1]):
-        from .contact_step import batch_geometry  # noqa: PLC0415
-
         r_pred, F_pred = jax.vmap(predict)(state)
         geom = batch_geometry(batch, r_pred, F_pred, state.pairs.warm, settings)
         new, info = jax.vmap(scenario_step, in_axes=(0, 0, None, 0))(batch, state, settings, geom)
@@ -82,14 +99,21 @@ def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
     return state, metrics
 
 
-def _run_until(batch, carry, settings, tracker, condition):
-    def cond(c):
-        return jnp.any(condition(c[0]))
+def _loop(batch, carry, settings, tracker, condition, adjoint: str, max_steps: int | None):
+    """Step every scenario while condition(state) [B] holds for any: a while_loop (forward
+    mode), or `max_steps` checkpointed scan steps (reverse mode too). Same step either way."""
 
     def body(c):
         return _step_batch(batch, c, condition(c[0]), settings, tracker)
 
-    return jax.lax.while_loop(cond, body, carry)
+    if adjoint == "forward":
+        return jax.lax.while_loop(lambda c: jnp.any(condition(c[0])), body, carry)
+
+    @jax.checkpoint  # rematerialise each step in the backward pass: memory per step is the carry only
+    def scan_body(c, _):
+        return body(c), None
+
+    return jax.lax.scan(scan_body, carry, None, length=max_steps)[0]
 
 
 def _sample(batch: Batch, state: SimState, take) -> Samples:
@@ -104,13 +128,32 @@ def _mark_saved(state: SimState, take) -> SimState:
     return replace(state, clock=replace(c, t_saved=jnp.where(take, c.t, c.t_saved)))
 
 
-def _advance(batch: Batch, carry, settings: Settings, n_slots: int, tracker=None, record: bool = True):
+def _check(settings: Settings, adjoint: str, max_steps, per_slot: bool):
+    """The loop bound of a checkpointed run (None for forward mode); errors before tracing."""
+    control = STEP_CONTROLS.resolve(settings.step_control, where="Settings.step_control")
+    if adjoint not in ADJOINTS:
+        raise ValueError(f"adjoint must be one of {', '.join(ADJOINTS)}, got {adjoint!r}")
+    if adjoint == "forward":
+        return None
+    if max_steps is not None:
+        return int(max_steps)
+    if control.name != "constant":
+        raise ValueError(f"adjoint='checkpointed' with step control {control.name!r} needs max_steps "
+                         "(the adaptive step count is not known in advance)")
+    span = settings.save_every if per_slot else settings.end_time
+    return int(round(span / settings.dt)) + (1 if per_slot else 0)
+
+
+def _advance(batch: Batch, carry, settings: Settings, n_slots: int, tracker=None, record: bool = True,
+             adjoint: str = "forward", max_steps=None):
     """Run n_slots save slots: step each scenario to its next save time, then save."""
+    bound = _check(settings, adjoint, max_steps, per_slot=True)
 
     def slot(c, _):
-        c = _run_until(batch, c, settings, tracker, lambda s: _needs_step(s, settings))
+        if record or adjoint == "forward":  # (a record=False slot takes no step: skip its scan)
+            c = _loop(batch, c, settings, tracker, lambda s: _needs_step(s, settings), adjoint, bound)
         st, metrics = c
-        take = (st.clock.t <= settings.end_time) & (st.clock.status == STATUS_OK)
+        take = (st.clock.t <= settings.end_time) & (st.clock.status == Status.OK)
         st = _mark_saved(st, take)
         return (st, metrics), (_sample(batch, st, take) if record else None)
 
@@ -125,50 +168,42 @@ def init_metrics(batch: Batch, state: SimState, tracker):
     return None if tracker is None else jax.vmap(tracker.init)(batch, state)
 
 
-@partial(jax.jit, static_argnames=("settings", "n_slots", "tracker", "record"))
-def advance(batch: Batch, state: SimState, metrics, settings: Settings, n_slots: int, tracker=None, record=True):
+@partial(jax.jit, static_argnames=("settings", "n_slots", "tracker", "record", "adjoint", "max_steps"))
+def advance(batch: Batch, state: SimState, metrics, settings: Settings, n_slots: int, tracker=None, record=True,
+            adjoint: str = "forward", max_steps: int | None = None):
     """Advance a batch by `n_slots` save slots: ((state, metrics), Samples [B, n_slots, ...])."""
-    return _advance(batch, (state, metrics), settings, n_slots, tracker, record)
+    return _advance(batch, (state, metrics), settings, n_slots, tracker, record, adjoint, max_steps)
 
 
-def _finish(batch, carry, settings, tracker):
-    def running(st):
-        return (st.clock.t <= settings.end_time) & (st.clock.status == STATUS_OK)
-
-    return _run_until(batch, carry, settings, tracker, running)
+def _finish(batch, carry, settings, tracker, adjoint="forward", max_steps=None, per_slot=True):
+    bound = _check(settings, adjoint, max_steps, per_slot=per_slot)
+    return _loop(batch, carry, settings, tracker, lambda s: _running(s, settings), adjoint, bound)
 
 
-@partial(jax.jit, static_argnames=("settings", "tracker"))
-def finish(batch: Batch, state: SimState, metrics, settings: Settings, tracker=None):
-    """Take the remaining steps of every scenario until t > end_time (main.c's `while (t <= t2)`)."""
-    return _finish(batch, (state, metrics), settings, tracker)
+@partial(jax.jit, static_argnames=("settings", "tracker", "adjoint", "max_steps"))
+def finish(batch: Batch, state: SimState, metrics, settings: Settings, tracker=None, adjoint: str = "forward",
+           max_steps: int | None = None):
+    """Take the remaining steps of every scenario until its step control says it is done
+    (MEDUSA: t > end_time, main.c's `while (t <= t2)`)."""
+    return _finish(batch, (state, metrics), settings, tracker, adjoint, max_steps)
 
 
-@partial(jax.jit, static_argnames=("settings", "tracker", "record"))
-def simulate(batch: Batch, state: SimState, settings: Settings, tracker=None, record: bool = True) -> SimResult:
+@partial(jax.jit, static_argnames=("settings", "tracker", "record", "adjoint", "max_steps"))
+def simulate(batch: Batch, state: SimState, settings: Settings, tracker=None, record: bool = True,
+             adjoint: str = "forward", max_steps: int | None = None) -> SimResult:
     """Simulate a batch from `state` (t = 0) to settings.end_time. See the module docstring."""
     carry = (state, init_metrics(batch, state, tracker))
     n_slots = settings.n_samples if record else 1
-    carry, samples = _advance(batch, carry, settings, n_slots, tracker, record)
-    state, metrics = _finish(batch, carry, settings, tracker)
+    carry, samples = _advance(batch, carry, settings, n_slots, tracker, record, adjoint, max_steps)
+    state, metrics = _finish(batch, carry, settings, tracker, adjoint, max_steps, per_slot=record)
     return SimResult(samples=samples, final=state, metrics=metrics)
 
 
-@partial(jax.jit, static_argnames=("settings", "n_steps"))
 def simulate_fixed(batch: Batch, state: SimState, settings: Settings, n_steps: int | None = None) -> SimState:
-    """Fixed-step path for reverse-mode derivatives (DESIGN.md, "Numerics"): `n_steps` steps of
-    settings.dt (default end_time / dt) under a checkpointed `lax.scan`, with no step-size
-    control (every step is accepted, contact terms included) and scenarios that reached
-    end_time or failed masked. Returns the final SimState. Unlike `simulate` (MEDUSA's
-    adaptive `while_loop`), `jax.grad` passes through it."""
-    fixed = dataclasses.replace(settings, dt_min=float("inf"))  # dt < dt_min: never redo a step
+    """Fixed steps for reverse-mode derivatives: `simulate` with the "constant" step control,
+    no samples and the checkpointed loop of `n_steps` steps (default round(end_time / dt)).
+    Every step is taken, contact terms included; scenarios that reached end_time or failed
+    are masked. Returns the final SimState; `jax.grad` passes through it."""
+    fixed = dataclasses.replace(settings, step_control="constant")
     n = n_steps if n_steps is not None else int(round(settings.end_time / settings.dt))
-
-    @jax.checkpoint
-    def step(st, _):
-        active = (st.clock.t < settings.end_time - 0.5 * settings.dt) & (st.clock.status == STATUS_OK)
-        st, _ = _step_batch(batch, (st, None), active, fixed, None)
-        return st, None
-
-    final, _ = jax.lax.scan(step, state, None, length=n)
-    return final
+    return simulate(batch, state, fixed, record=False, adjoint="checkpointed", max_steps=n).final

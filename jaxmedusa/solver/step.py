@@ -1,8 +1,14 @@
-"""Time stepping: MEDUSA's predictor-corrector step (1.52) with main.c's step-size control.
+"""One integration step of one scenario: MEDUSA's predictor-corrector step, eq. (1.52).
 
-`scenario_step` advances one scenario by one (possibly rejected) step; simulate.py drives
-a batch: every scenario keeps its own t and dt, and finished or failed scenarios
-are masked (DESIGN.md, "Numerics").
+    predict z1~ = z1 + dt z2
+      -> contact stage on z1~ (contact/stage.py: shapes, laws; new multipliers)
+      -> vehicle rates at (z1~, z2) (physics/vehicle.py: road, tires, suspension)
+      -> update z <- z + dt (rates + contact terms)
+      -> step control: take or redo the step, next dt (solver/step_control.py)
+
+`scenario_step` has no batch axis; solver/simulate.py lifts it with vmap, and every
+scenario keeps its own t and dt. A failed scenario (NaN, off the road, contact solver not
+converged) keeps its last good state and stops (docs/architecture.md, docs/numerics.md).
 """
 from __future__ import annotations
 
@@ -11,23 +17,20 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .contact_law import ContactTerms
-from .params import DriverParams, Settings
-from .state import STATUS_CONTACT_NOT_CONVERGED, STATUS_NAN, STATUS_OFF_ROAD, STATUS_OK, PairState, SimState, VehicleState
-from .vehicle import vehicle_rates
+from jaxmedusa.contact.stage import contact_stage, no_contact, uses_contact
+from jaxmedusa.contact.types import PairInfo
+from jaxmedusa.core.params import Settings
+from jaxmedusa.core.state import SimState, VehicleState
+from jaxmedusa.core.status import Status
+from jaxmedusa.physics.driver import driver_inputs
+from jaxmedusa.physics.vehicle import vehicle_rates
+from jaxmedusa.solver.step_control import STEP_CONTROLS, StepProposal
 
-
-class PairInfo(NamedTuple):
-    """What the contact stage saw on this step, per pair (P, ...)."""
-
-    touching: jnp.ndarray  # (P,) bool, phi1 <= 0 on the predicted state
-    phi1: jnp.ndarray  # (P,) gap along n1 [m] (large positive when not a candidate)
-    force: jnp.ndarray  # (P,) normal contact force magnitude [N] (law-specific, see contact_law.py)
-    gamma: jnp.ndarray  # (P, 2) multipliers gamma1, gamma2 after this step (MEDUSA law; 0 otherwise)
+__all__ = ["scenario_step", "predict", "StepInfo", "contact_stage_for"]
 
 
 class StepInfo(NamedTuple):
-    """Per-step diagnostics for in-run outcome metrics (outcomes.py)."""
+    """Per-step diagnostics for in-run trackers (solver/trackers.py, analysis/outcomes.py)."""
 
     accepted: jnp.ndarray  # () bool, the step was taken (t advanced by dt)
     dt: jnp.ndarray  # () the step size used [s]
@@ -35,42 +38,9 @@ class StepInfo(NamedTuple):
     pairs: PairInfo
 
 
-def table_value(times, values, linear, t):
-    """Driver table value at time t: piecewise constant (value[i] on [times[i], times[i+1])),
-    or piecewise linear when `linear` is 1; held constant outside the table."""
-    if times.shape[0] == 1:  # a constant input (static shape): no search
-        return values[0]
-    idx = jnp.clip(jnp.searchsorted(times, t, side="right") - 1, 0, times.shape[0] - 1)
-    return jnp.where(linear > 0.5, jnp.interp(t, times, values), values[idx])
-
-
-def driver_inputs(d: DriverParams, t):
-    """Steering angle [rad] and front tire speed [m/s] of one vehicle at time t."""
-    steer = table_value(d.steer_times, d.steer_values, d.steer_linear, t)
-    speed = table_value(d.speed_times, d.speed_values, d.speed_linear, t)
-    return steer, speed
-
-
-def no_contact(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Settings, geom=None):
-    """Contact stage for runs without contact: nothing touches. A contact stage returns
-    (any pair touching, new PairState, ContactTerms, PairInfo, solver failed)."""
-    n, p = r_pred.shape[0], pairs.gamma.shape[0]
-    z3, z33 = jnp.zeros((n, 3)), jnp.zeros((n, 3, 3))
-    info = PairInfo(touching=jnp.zeros((p,), bool), phi1=jnp.full((p,), jnp.inf), force=jnp.zeros((p,)),
-                    gamma=jnp.zeros((p, 2)))
-    return jnp.asarray(False), pairs, ContactTerms(z3, z33, z3, z33), info, jnp.asarray(False)
-
-
-def uses_contact(settings: Settings, n_vehicles: int) -> bool:
-    return settings.contact and n_vehicles >= 2
-
-
-def _contact_stage(settings: Settings, n_vehicles: int):
-    if not uses_contact(settings, n_vehicles):
-        return no_contact
-    from .contact_step import contact_stage  # noqa: PLC0415  (imports contact.py only when needed)
-
-    return contact_stage
+def contact_stage_for(settings: Settings, n_vehicles: int):
+    """The contact stage function of a run (static): the pairwise stage, or no contact."""
+    return contact_stage if uses_contact(settings, n_vehicles) else no_contact
 
 
 def _all_finite(tree):
@@ -89,19 +59,21 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) ->
     """One step of main.c `integrate()` for one scenario (no batch axis).
 
     Predict z1~ = z1 + dt z2; detect contact on the prediction (updating the multipliers);
-    if there is contact and dt >= DT_MIN, shrink dt by 1.4641 and redo the step later;
-    otherwise take the step z <- z + dt * rates(z1~, z2, alpha_lag), eq (1.52).
-    `geom` (contact_step.PairGeometry of this scenario's pairs) may be precomputed by a
-    batched caller; otherwise the contact stage computes it.
+    ask the step control (Settings.step_control) whether to take the step, e.g. MEDUSA's:
+    with contact and dt >= DT_MIN, shrink dt by 1.4641 and redo the step later; a taken
+    step is z <- z + dt * rates(z1~, z2, alpha_lag), eq (1.52). `geom` (the
+    contact.types.PairGeometry of this scenario's pairs) may be precomputed by a batched
+    caller; otherwise the contact stage computes it.
     """
+    control = STEP_CONTROLS.resolve(settings.step_control, where="Settings.step_control")
     vs, clk = state.vehicles, state.clock
     dt = clk.dt
     valid = batch_item.valid
     r_pred, F_pred = predict(state)
 
-    stage = _contact_stage(settings, vs.r.shape[0])
+    stage = contact_stage_for(settings, vs.r.shape[0])
     touching, pairs, c, pair_info, contact_failed = stage(batch_item, r_pred, F_pred, vs.v, vs.W, state.pairs, settings, geom)
-    accept = jnp.logical_not(touching) | (dt < settings.dt_min)
+    accept, new_dt, new_hold = control.decide(clk, StepProposal(touching=touching), settings)
 
     steer, speed = jax.vmap(driver_inputs, in_axes=(0, None))(batch_item.driver, clk.t)
     rates, _, (seg, s, off_road) = jax.vmap(
@@ -127,18 +99,13 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) ->
     left_road = jnp.any(off_road & valid)
     finite = _all_finite(new_vs)
     # Only an accepted step can fail; a failed scenario keeps its last good state.
-    status = jnp.where(accept & left_road, STATUS_OFF_ROAD,
-                       jnp.where(accept & jnp.logical_not(finite), STATUS_NAN,
-                                 jnp.where(accept & contact_failed, STATUS_CONTACT_NOT_CONVERGED, STATUS_OK)))
+    status = jnp.where(accept & left_road, Status.OFF_ROAD,
+                       jnp.where(accept & jnp.logical_not(finite), Status.NAN,
+                                 jnp.where(accept & contact_failed, Status.CONTACT_NOT_CONVERGED, Status.OK)))
     status = status.astype(jnp.int32)
-    ok = status == STATUS_OK
+    ok = status == Status.OK
     take = accept & ok
 
-    # main.c: after an accepted step without contact, grow dt by 1.1 once `just_reduced`
-    # has counted 100 steps down; a predicted contact above DT_MIN shrinks dt and holds it.
-    grow = jnp.logical_not(touching) & (clk.hold < 0) & (dt < settings.dt)
-    new_dt = jnp.where(accept, jnp.where(grow, dt * settings.grow, dt), dt / settings.shrink)
-    new_hold = jnp.where(accept, clk.hold - 1, settings.hold_steps)
     clock = clk.__class__(
         t=jnp.where(take, clk.t + dt, clk.t),
         dt=jnp.where(ok, new_dt, dt),

@@ -1,0 +1,86 @@
+"""Step-size controls: whether a proposed step is taken, and the next dt, per scenario.
+
+A control is a `StepControl` registered in STEP_CONTROLS under the name that
+`Settings.step_control` gives:
+
+- "medusa": main.c's rule. A step whose predicted state is in contact is redone with dt
+  divided by `shrink` (1.4641 = 1.1^4) unless dt is already below `dt_min` (5e-6 s); after
+  a shrink dt is held for `hold_steps` (100) accepted steps, then grows by `grow` (1.1) per
+  accepted step without contact, up to the initial dt. Runs end when t > end_time
+  (main.c's `while (t <= t2)`).
+- "constant": every step is taken with the initial dt; a run takes round(end_time / dt)
+  steps (it ends when t >= end_time - dt/2, so round-off in t cannot add a step).
+
+Room for an error-based control: `decide` receives the clock and what the step saw
+(`touching`); an embedded error estimate would be one more field of `StepProposal`, filled
+by solver.step, and a control "pi" would accept when error <= 1 and scale dt by
+(1/error)^(1/order) within bounds. Adding a control: a StepControl object plus one
+`STEP_CONTROLS.register` line below.
+
+Everything is per scenario (no batch axis) and branch-free; the name resolves once per
+compilation, outside traced code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, NamedTuple
+
+import jax.numpy as jnp
+
+from jaxmedusa.core.params import Settings
+from jaxmedusa.core.registry import Registry
+
+__all__ = ["StepControl", "StepProposal", "STEP_CONTROLS", "MEDUSA", "CONSTANT", "medusa_decide", "constant_decide"]
+
+
+class StepProposal(NamedTuple):
+    """What a step attempt saw, for the control to judge (per scenario)."""
+
+    touching: jnp.ndarray  # () bool: some pair is in contact on the predicted state
+
+
+@dataclass(frozen=True)
+class StepControl:
+    """decide(clock, proposal, settings) -> (accept () bool, dt_next () [s], hold_next () int32):
+    whether to take the attempted step, the step size of the next attempt and the hold
+    counter (main.c `just_reduced`). running(clock, settings) -> () bool: whether the
+    scenario still has steps to take before settings.end_time."""
+
+    name: str
+    decide: Callable
+    running: Callable
+
+
+def medusa_decide(clock, proposal: StepProposal, s: Settings):
+    """main.c `integrate()`: shrink and redo on contact above DT_MIN; hold; then grow by 1.1."""
+    dt, touching = clock.dt, proposal.touching
+    accept = jnp.logical_not(touching) | (dt < s.dt_min)
+    # after an accepted step without contact, grow dt by `grow` once `just_reduced` has
+    # counted hold_steps down; a predicted contact above DT_MIN shrinks dt and holds it.
+    grow = jnp.logical_not(touching) & (clock.hold < 0) & (dt < s.dt)
+    dt_next = jnp.where(accept, jnp.where(grow, dt * s.grow, dt), dt / s.shrink)
+    hold_next = jnp.where(accept, clock.hold - 1, s.hold_steps)
+    return accept, dt_next, hold_next
+
+
+def medusa_running(clock, s: Settings):
+    """main.c `while (t <= t2)`."""
+    return clock.t <= s.end_time
+
+
+def constant_decide(clock, proposal: StepProposal, s: Settings):
+    """Every step is taken; dt and the hold counter never change."""
+    return jnp.asarray(True), clock.dt, clock.hold
+
+
+def constant_running(clock, s: Settings):
+    """Steps of a fixed dt: the last one ends at end_time (within dt/2 of round-off)."""
+    return clock.t < s.end_time - 0.5 * clock.dt
+
+
+MEDUSA = StepControl(name="medusa", decide=medusa_decide, running=medusa_running)
+CONSTANT = StepControl(name="constant", decide=constant_decide, running=constant_running)
+
+STEP_CONTROLS: Registry[StepControl] = Registry("step control")
+STEP_CONTROLS.register("medusa", MEDUSA)  # main.c's shrink-on-contact rule (the default)
+STEP_CONTROLS.register("constant", CONSTANT)  # fixed dt, every step taken
