@@ -1,40 +1,37 @@
-"""Scenarios -> batched arrays: parameters, driver tables, validity masks and initial states.
+"""Scenarios -> batched arrays: the one place that builds a Batch and its initial state.
 
-`build_batch` stacks a list of `Scenario`s along a leading batch axis, padding scenarios
-with fewer vehicles (their `valid` entries are False) and driver tables with fewer knots.
+`build_batch` stacks scenarios along a leading batch axis: vehicle parameters, driver
+tables (padded to the longest table by repeating the last knot), validity masks (scenarios
+with fewer vehicles are padded by repeating their last vehicle, marked valid=False),
+contact parameters, roads, and the initial SimState at t = 0 (init.c `read_vehicles()`).
+It is fast for thousands of scenarios: vehicle parameters and roads are computed once per
+distinct model/tire and road, the rest is numpy, and the initial road tracking is one
+vmapped call.
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
+from functools import partial
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import road as road_mod
-from .params import ContactParams, DriverParams, VehicleParams, contact_params, vehicle_params
-from .pytree import pytree_dataclass, replace
-from .scenario import DriverTable, Scenario
-from .state import CONTACT_WARM_SIZE, PairState, ScenarioClock, SimState, VehicleState, pair_indices, STATUS_OK
+from jaxmedusa.core.params import (CONTACT_DEFAULTS, Batch, ContactParams, DriverParams, contact_params,
+                                   vehicle_params)
+from jaxmedusa.core.scenario import DriverTable, Scenario
+from jaxmedusa.core.state import CONTACT_WARM_SIZE, PairState, ScenarioClock, SimState, VehicleState, pair_indices
+from jaxmedusa.core.status import Status
+from jaxmedusa.physics import road as road_mod
+
+__all__ = ["build_batch", "initial_state", "table_arrays", "table_length", "initial_directors"]
 
 
-@pytree_dataclass
-class Batch:
-    """Everything constant during a run, with leading axes [batch, vehicle] or [batch]."""
-
-    vehicle: VehicleParams  # [B, V]
-    driver: DriverParams  # [B, V, K]
-    valid: jnp.ndarray  # [B, V] bool: False for padding vehicles
-    contact: ContactParams  # [B]
-    road: object  # road.RoadParams with leaves [B, ...], or None for the flat plane z = 0
-
-
-def _stack(trees):
-    """Stack pytrees of host arrays (numpy: a jnp.stack of thousands of leaves compiles slowly)."""
-    return jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *trees)
-
-
-def _table_arrays(table: DriverTable, k: int, scale: float):
+def table_arrays(table: DriverTable, k: int, scale: float):
+    """(times (k,), values (k,) * scale, 1.0 if linear else 0.0) of a driver table padded
+    to k knots by repeating its last knot."""
     times = np.asarray(table.times, dtype=float)
     values = np.asarray(table.values, dtype=float) * scale
     pad = k - len(times)
@@ -43,80 +40,129 @@ def _table_arrays(table: DriverTable, k: int, scale: float):
     return times, values, float(table.kind == "linear")
 
 
-def driver_params(vehicle, k: int) -> DriverParams:
-    st, sv, sl = _table_arrays(vehicle.steering, k, math.pi / 180.0)  # STEERING in degrees
-    vt, vv, vl = _table_arrays(vehicle.tire_speed, k, 1.0)
-    f = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731
-    return DriverParams(f(st), f(sv), f(sl), f(vt), f(vv), f(vl))
-
-
-def initial_vehicle_state(model, vehicle) -> VehicleState:
-    """Initial state of init.c `read_vehicles()`: r = (X, Y, R3), F0 = Q(theta) F_eq,
-    v = SPEED (cos theta, sin theta, 0), W = 0, slip angles 0."""
-    theta = vehicle.orientation * math.pi / 180.0
-    c, s = math.cos(theta), math.sin(theta)
-    Q = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-    F0 = Q @ np.asarray(model.eq_F, dtype=float)
-    f = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731
-    return VehicleState(
-        r=f([vehicle.x, vehicle.y, model.eq_r3]),
-        F=f(F0),
-        v=f([vehicle.speed * c, vehicle.speed * s, 0.0]),
-        W=f(np.zeros((3, 3))),
-        alpha_lag=f(np.zeros(4)),
-        alpha_rate=f(np.zeros(4)),
-        road_seg=np.asarray(0, dtype=np.int32),
-        road_s=f(0.0),
-    )
-
-
-def _table_length(scenarios) -> int:
+def table_length(scenarios) -> int:
+    """Knots of the longest driver table of any vehicle of any scenario."""
     return max(max(len(v.steering.times), len(v.tire_speed.times)) for s in scenarios for v in s.vehicles)
 
 
-def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact: ContactParams | None = None,
-                n_vehicles: int | None = None, tire: dict | None = None) -> tuple[Batch, SimState]:
-    """Stack scenarios into (Batch, initial SimState at t = 0 with step dt [s]). All must share
-    the road kind (flat, or spline with the same number of points). `n_vehicles` pads to a
-    fixed vehicle count; `tire` overrides tire parameters (default Goodyear 185SR14)."""
+def initial_directors(orientation_deg: float, eq_F) -> np.ndarray:
+    """F0 = Q(theta) F_eq of init.c `read_vehicles()`: the equilibrium directors turned by
+    the ORIENTATION angle [deg] about E3."""
+    th = orientation_deg * math.pi / 180.0
+    c, s = math.cos(th), math.sin(th)
+    Q = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    return Q @ np.asarray(eq_F, dtype=float)
+
+
+def _key(obj) -> str:
+    return json.dumps(dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) else obj, sort_keys=True)
+
+
+def _np_tree(tree):
+    return jax.tree.map(np.asarray, tree)
+
+
+def _per_scenario(value, n: int, what: str) -> list:
+    """One entry per scenario: a list is taken as is, anything else is repeated."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"{what}: {len(value)} entries for {n} scenarios")
+        return list(value)
+    return [value] * n
+
+
+def _contact_dict(c) -> dict:
+    if c is None:
+        return dict(CONTACT_DEFAULTS)
+    if isinstance(c, ContactParams):
+        return {f.name: float(getattr(c, f.name)) for f in dataclasses.fields(ContactParams)}
+    contact_params(**c)  # checks the names
+    return {**CONTACT_DEFAULTS, **c}
+
+
+def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_vehicles: int | None = None,
+                tire=None) -> tuple[Batch, SimState]:
+    """Stack scenarios into (Batch, initial SimState at t = 0 with step dt [s]).
+
+    All scenarios must share the road kind (flat, or spline with the same number of
+    points). `n_vehicles` pads to a fixed vehicle count. `contact`: ContactParams or a dict
+    of contact parameters (default core.params.CONTACT_DEFAULTS), or a list with one per
+    scenario. `tire`: a dict of tire parameters (default Goodyear 185SR14), or a list with
+    one per scenario.
+    """
+    b = len(scenarios)
+    if b == 0:
+        raise ValueError("no scenarios to build")
+    if any(len(s.vehicles) == 0 for s in scenarios):
+        raise ValueError("a scenario has no vehicles")
     n_v = n_vehicles or max(len(s.vehicles) for s in scenarios)
     if any(len(s.vehicles) > n_v for s in scenarios):
         raise ValueError(f"a scenario has more than n_vehicles={n_v} vehicles")
-    if any(len(s.vehicles) == 0 for s in scenarios):
-        raise ValueError("a scenario has no vehicles")
-    k = _table_length(scenarios)
+    k = table_length(scenarios)
     kinds = {s.road.points is None for s in scenarios}
     if len(kinds) > 1:
         raise ValueError("a batch cannot mix the flat plane and spline roads")
     flat = kinds.pop()
+    tires = [t or None for t in _per_scenario(tire, b, "tire")]
+    contacts = [_contact_dict(c) for c in _per_scenario(contact, b, "contact")]
 
-    params, drivers, valid, states, roads, pairs = [], [], [], [], [], []
-    n_pairs = len(pair_indices(n_v)[0])
-    for sc in scenarios:
-        vp, dp, st = [], [], []
-        road = None if flat else road_mod.build_road(sc.road)
-        for i in range(n_v):
-            veh = sc.vehicles[min(i, len(sc.vehicles) - 1)]  # padding repeats the last vehicle
+    vp_cache, vp_list, vp_idx = {}, [], np.zeros((b, n_v), np.int64)
+    road_cache, road_list, road_idx = {}, [], np.zeros(b, np.int64)
+    drv = {f: np.zeros((b, n_v, k)) for f in ("st", "sv", "vt", "vv")}
+    drv_lin = {f: np.zeros((b, n_v)) for f in ("sl", "vl")}
+    r0 = np.zeros((b, n_v, 3))
+    F0 = np.zeros((b, n_v, 3, 3))
+    v0 = np.zeros((b, n_v, 3))
+    valid = np.zeros((b, n_v), bool)
+    for i, sc in enumerate(scenarios):
+        tkey = json.dumps(tires[i], sort_keys=True)
+        if not flat:
+            rk = _key(sc.road)
+            if rk not in road_cache:
+                road_cache[rk] = len(road_list)
+                road_list.append(_np_tree(road_mod.build_road(sc.road)))
+            road_idx[i] = road_cache[rk]
+        valid[i, : len(sc.vehicles)] = True
+        for j in range(n_v):
+            veh = sc.vehicles[min(j, len(sc.vehicles) - 1)]  # padding repeats the last vehicle
             model = sc.models[veh.model]
-            vp.append(vehicle_params(model, tire))
-            dp.append(driver_params(veh, k))
-            s0 = initial_vehicle_state(model, veh)
-            if road is not None:
-                seg, s = road_mod.initial_tracking(road, s0.r)
-                s0 = replace(s0, road_seg=np.asarray(seg, np.int32), road_s=np.asarray(s, np.float64))
-            st.append(s0)
-        params.append(_stack(vp))
-        drivers.append(_stack(dp))
-        valid.append(np.arange(n_v) < len(sc.vehicles))
-        states.append(_stack(st))
-        roads.append(road)
-        pairs.append(PairState(gamma=np.zeros((n_pairs, 2)), warm=np.zeros((n_pairs, CONTACT_WARM_SIZE)),
-                               in_contact=np.zeros((n_pairs,), bool)))
-    cp = contact or contact_params()
-    batch = Batch(vehicle=_stack(params), driver=_stack(drivers), valid=np.stack(valid),
-                  contact=_stack([cp] * len(scenarios)), road=None if flat else _stack(roads))
-    to_device = lambda tree: jax.tree.map(jnp.asarray, tree)  # noqa: E731
-    return to_device(batch), initial_state(to_device(_stack(states)), to_device(_stack(pairs)), dt)
+            mk = _key(model) + tkey
+            if mk not in vp_cache:
+                vp_cache[mk] = len(vp_list)
+                vp_list.append(_np_tree(vehicle_params(model, tires[i])))
+            vp_idx[i, j] = vp_cache[mk]
+            drv["st"][i, j], drv["sv"][i, j], drv_lin["sl"][i, j] = table_arrays(veh.steering, k, math.pi / 180.0)
+            drv["vt"][i, j], drv["vv"][i, j], drv_lin["vl"][i, j] = table_arrays(veh.tire_speed, k, 1.0)
+            th = veh.orientation * math.pi / 180.0
+            F0[i, j] = initial_directors(veh.orientation, model.eq_F)
+            r0[i, j] = (veh.x, veh.y, model.eq_r3)  # r = (X, Y, R3)
+            v0[i, j] = (veh.speed * math.cos(th), veh.speed * math.sin(th), 0.0)  # SPEED along the heading
+
+    def gather(trees, idx):
+        stacked = jax.tree.map(lambda *xs: np.stack(xs), *trees)
+        return jax.tree.map(lambda x: x[idx], stacked)
+
+    f64 = partial(jnp.asarray, dtype=jnp.float64)
+    vehicle = jax.tree.map(f64, gather(vp_list, vp_idx))
+    driver = DriverParams(f64(drv["st"]), f64(drv["sv"]), f64(drv_lin["sl"]),
+                          f64(drv["vt"]), f64(drv["vv"]), f64(drv_lin["vl"]))
+    cnames = [f.name for f in dataclasses.fields(ContactParams)]
+    contact_arr = ContactParams(**{n: f64(np.array([float(c[n]) for c in contacts])) for n in cnames})
+    road = None if flat else jax.tree.map(f64, gather(road_list, road_idx))
+    seg = np.zeros((b, n_v), np.int32)
+    s_par = np.zeros((b, n_v))
+    if not flat:  # the initial tracking point of every vehicle: one vmapped call
+        roads_v = jax.tree.map(lambda x: jnp.repeat(x, n_v, axis=0), road)
+        sg, sp = jax.vmap(road_mod.initial_tracking)(roads_v, f64(r0.reshape(-1, 3)))
+        seg, s_par = np.asarray(sg).reshape(b, n_v), np.asarray(sp).reshape(b, n_v)
+    vs = VehicleState(r=f64(r0), F=f64(F0), v=f64(v0), W=f64(np.zeros((b, n_v, 3, 3))),
+                      alpha_lag=f64(np.zeros((b, n_v, 4))), alpha_rate=f64(np.zeros((b, n_v, 4))),
+                      road_seg=jnp.asarray(seg, jnp.int32), road_s=f64(s_par))
+    n_pairs = len(pair_indices(n_v)[0])
+    pairs = PairState(gamma=f64(np.zeros((b, n_pairs, 2))), warm=f64(np.zeros((b, n_pairs, CONTACT_WARM_SIZE))),
+                      in_contact=jnp.zeros((b, n_pairs), bool))
+    batch = Batch(vehicle=vehicle, driver=driver, valid=jnp.asarray(valid), contact=contact_arr, road=road)
+    return batch, initial_state(vs, pairs, dt)
 
 
 def initial_state(vehicles: VehicleState, pairs: PairState, dt: float) -> SimState:
@@ -124,5 +170,5 @@ def initial_state(vehicles: VehicleState, pairs: PairState, dt: float) -> SimSta
     b = vehicles.r.shape[0]
     f = lambda x: jnp.full((b,), x, dtype=jnp.float64)  # noqa: E731
     clock = ScenarioClock(t=f(0.0), dt=f(dt), hold=jnp.full((b,), -1, jnp.int32), t_saved=f(-100.0),
-                          status=jnp.full((b,), STATUS_OK, jnp.int32), steps=jnp.zeros((b,), jnp.int32))
+                          status=jnp.full((b,), Status.OK, jnp.int32), steps=jnp.zeros((b,), jnp.int32))
     return SimState(vehicles=vehicles, pairs=pairs, clock=clock)
