@@ -10,12 +10,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .build import build_batch
-from .events import ContactEventTracker, episodes_table
-from .inputs import load_scenario
-from .params import Settings
-from .scenario import Scenario
-from .simulate import Samples, SimResult, advance, finish, init_metrics
+from jaxmedusa.analysis.events import ContactEventTracker, episodes_table
+from jaxmedusa.build import build_batch
+from jaxmedusa.core.params import Settings
+from jaxmedusa.core.safe_math import heading
+from jaxmedusa.core.scenario import Scenario
+from jaxmedusa.io.scenario_toml import load_scenario
+from jaxmedusa.io.tables import write_trajectory
+from jaxmedusa.solver.simulate import Samples, SimResult, advance, finish, init_metrics
 
 SLOTS_PER_CHUNK = 25  # save slots per jitted call, so progress can be shown between calls
 
@@ -73,8 +75,6 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
 
     out_dir = None
     if out_root is not None:
-        from .io import write_trajectory  # noqa: PLC0415
-
         out_dir = Path(out_root) / scenario.name
         out_dir.mkdir(parents=True, exist_ok=True)
         write_trajectory(samples, batch, out_dir / "trajectory.parquet")
@@ -85,18 +85,16 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
 
 def summary_rows(out: RunOutput) -> list[dict]:
     """One summary dict per vehicle (1-based numbers): final position, speed, heading, energy."""
-    from .vehicle import orientation_angles  # noqa: PLC0415
-
     s, fin = out.result.samples, out.result.final.vehicles
     last = int(np.nonzero(np.asarray(s.saved[0]))[0][-1])
     rows = []
     for i in range(len(out.scenario.vehicles)):
-        heading = float(orientation_angles(jnp.asarray(fin.F[0, i]))[0])
+        heading_rad = float(heading(jnp.asarray(fin.F[0, i])))
         rows.append(dict(
             vehicle=i + 1,
             x=float(fin.r[0, i, 0]), y=float(fin.r[0, i, 1]), z=float(fin.r[0, i, 2]),
             speed=float(np.hypot(fin.v[0, i, 0], fin.v[0, i, 1])),
-            heading_deg=math.degrees(heading),
+            heading_deg=math.degrees(heading_rad),
             energy_start=float(s.energy[0, 0, i]), energy_end=float(s.energy[0, last, i]),
         ))
     return rows

@@ -15,8 +15,8 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from .pytree import pytree_dataclass
-from .state import pair_indices
+from jaxmedusa.core.pytree import pytree_dataclass
+from jaxmedusa.core.state import pair_indices
 
 
 @pytree_dataclass

@@ -45,7 +45,7 @@ handling
     lane_departure [bool]    max_lateral_excursion > lane_width / 2 (MEDUSA common.h LANEWIDTH 3.0 m)
 energy
     energy_start, energy_end [J]  vehicle.energy_total at t = 0 and at the end
-Per scenario (arrays [B]): status (state.STATUS_*), end_time [s], steps [-].
+Per scenario (arrays [B]): status (core.status.Status), end_time [s], steps [-].
 """
 from __future__ import annotations
 
@@ -58,16 +58,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import road as road_mod
-from .state import pair_indices
-from .vehicle import energy_total
+from jaxmedusa.core.safe_math import TINY, heading, safe_norm
+from jaxmedusa.core.state import pair_indices
+from jaxmedusa.physics import road as road_mod
+from jaxmedusa.physics.vehicle import energy_total
 
 __all__ = ["Outcomes", "OutcomeState", "outcome_arrays", "VEHICLE_METRICS", "SCENARIO_METRICS",
-           "LANE_WIDTH", "summarize_batch", "heading_of", "yaw_rate_of", "clock_hour"]
+           "LANE_WIDTH", "summarize_batch", "yaw_rate_of", "clock_hour"]
 
 LANE_WIDTH = 3.0  # [m], MEDUSA common.h LANEWIDTH
 EPISODE_GAP = 0.01  # [s], contact gaps up to this belong to one episode
-_TINY = 1e-30
 _RAD = 180.0 / math.pi
 
 # Metric name -> trailing shape per vehicle (() scalar or (3,) vector), in output order.
@@ -106,15 +106,10 @@ class OutcomeState(NamedTuple):
 # ----------------------------------------------------------------------------- helpers
 
 
-def heading_of(F):
-    """Heading [rad] from the directors: atan2(d12, d11) (vehicle.orientation_angles)."""
-    return jnp.arctan2(F[1, 0], F[0, 0])
-
-
 def yaw_rate_of(F, W):
     """d(heading)/dt [rad/s] = (F00 W10 - F10 W00) / (F00^2 + F10^2); 0 if d1 is vertical."""
     den = F[0, 0] ** 2 + F[1, 0] ** 2
-    ok = den > _TINY
+    ok = den > TINY
     return jnp.where(ok, (F[0, 0] * W[1, 0] - F[1, 0] * W[0, 0]) / jnp.where(ok, den, 1.0), 0.0)
 
 
@@ -123,15 +118,9 @@ def _wrap(a):
     return jnp.mod(a + jnp.pi, 2.0 * jnp.pi) - jnp.pi
 
 
-def _safe_norm(x, axis=-1):
-    s = jnp.sum(x * x, axis=axis)
-    ok = s > _TINY
-    return jnp.where(ok, jnp.sqrt(jnp.where(ok, s, 1.0)), 0.0)
-
-
 def _unit_columns(F):
     """Directors (columns of F) normalised to unit length, (3, 3)."""
-    n = _safe_norm(F, axis=0)
+    n = safe_norm(F, axis=0)
     return F / jnp.where(n > 0.0, n, 1.0)
 
 
@@ -147,7 +136,7 @@ def _pdof(dv_body):
     The force comes from the direction of -delta_V. With forward f = dv.d1 and left
     l = dv.d2, that direction, clockwise from the front, is atan2(l, -f)."""
     f, l = dv_body[..., 0], dv_body[..., 1]
-    ok = f * f + l * l > _TINY
+    ok = f * f + l * l > TINY
     ang = jnp.arctan2(jnp.where(ok, l, 0.0), jnp.where(ok, -f, 1.0)) * _RAD
     ang = jnp.mod(ang, 360.0)
     ang = jnp.where(ok & (ang < 360.0), ang, 0.0)  # mod(-1e-15, 360) rounds to 360
@@ -161,7 +150,7 @@ def _lateral(road, r, seg, s):
         return r[1]
     pos, d1 = road_mod.curve(road, seg, s)
     t = jnp.stack([jnp.abs(d1[0]), d1[1]])  # road.c takes |dx/ds|
-    n = _safe_norm(t)
+    n = safe_norm(t)
     t = jnp.where(n > 0.0, t / jnp.where(n > 0.0, n, 1.0), jnp.array([1.0, 0.0]))
     return t[0] * (r[1] - pos[1]) - t[1] * (r[0] - pos[0])
 
@@ -209,7 +198,7 @@ class Outcomes:
             first_contact=z - 1.0, last_contact=z - 1.0, duration=z, episodes=jnp.zeros((n,), jnp.int32),
             touching=jnp.zeros((n,), bool), peak_force=z, penetration=z,
             dv_world=jnp.zeros((n, 3), vs.r.dtype), dv_body=jnp.zeros((n, 3), vs.r.dtype),
-            heading=jax.vmap(heading_of)(vs.F), turned=z, max_turn=z,
+            heading=heading(vs.F), turned=z, max_turn=z,
             lateral0=_laterals(batch_item, vs), max_lateral=z, energy0=_energies(batch_item, vs),
         )
 
@@ -249,7 +238,7 @@ class Outcomes:
         dv_body = m.dv_body + jnp.einsum("vj,vji->vi", dv, dirs)
 
         # heading (unwrapped) and lateral excursion
-        h = jax.vmap(heading_of)(vs.F)
+        h = heading(vs.F)
         turned = m.turned + _wrap(h - m.heading)
         lat = jnp.abs(_laterals(batch_item, vs) - m.lateral0)
         return OutcomeState(
@@ -263,17 +252,17 @@ class Outcomes:
         """Metrics of one scenario (module docstring) from its accumulators and final state."""
         vs = state.vehicles
         ang, hour = _pdof(m.dv_body)
-        speed = _safe_norm(vs.v[:, :2])
+        speed = safe_norm(vs.v[:, :2], axis=-1)
         max_turn = m.max_turn * _RAD
         out = {
             "first_contact_time": m.first_contact, "last_contact_time": m.last_contact,
             "contact_duration": m.duration, "contact_episodes": m.episodes,
             "peak_contact_force": m.peak_force, "max_penetration": m.penetration,
-            "delta_v": _safe_norm(m.dv_world), "delta_v_vec": m.dv_world, "delta_v_body": m.dv_body,
+            "delta_v": safe_norm(m.dv_world, axis=-1), "delta_v_vec": m.dv_world, "delta_v_body": m.dv_body,
             "pdof_deg": ang, "pdof_clock": hour.astype(jnp.int32),
             "final_x": vs.r[:, 0], "final_y": vs.r[:, 1], "final_z": vs.r[:, 2],
             "final_vx": vs.v[:, 0], "final_vy": vs.v[:, 1], "final_vz": vs.v[:, 2], "final_speed": speed,
-            "final_heading": jax.vmap(heading_of)(vs.F) * _RAD,
+            "final_heading": heading(vs.F) * _RAD,
             "final_yaw_rate": jax.vmap(yaw_rate_of)(vs.F, vs.W) * _RAD,
             "max_heading_change": max_turn, "spin_out": max_turn > self.spin_threshold_deg,
             "max_lateral_excursion": m.max_lateral, "lane_departure": m.max_lateral > 0.5 * self.lane_width,

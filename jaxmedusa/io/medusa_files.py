@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .scenario import DriverTable, ModelSpec, RoadSpec, Scenario, VehicleSpec
+from jaxmedusa.core.scenario import DriverTable, ModelSpec, RoadSpec, Scenario, VehicleSpec
 
 __all__ = [
     "MedusaInputError",

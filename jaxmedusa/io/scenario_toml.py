@@ -82,20 +82,15 @@ Unknown keys are errors that name the key and the file.
 from __future__ import annotations
 
 import dataclasses
-import math
 import tomllib
 from pathlib import Path
 
-from .legacy import KEYWORD_FIELDS, MedusaInputError, model_problems, read_medusa_folder, read_models, read_platoon, read_road
-from .scenario import DriverTable, ModelSpec, RoadSpec, Scenario, VehicleSpec
+from jaxmedusa.core.scenario import DriverTable, ModelSpec, RoadSpec, Scenario, VehicleSpec
+from jaxmedusa.io.medusa_files import (KEYWORD_FIELDS, MedusaInputError, model_problems, read_medusa_folder, read_models,
+                                       read_platoon, read_road)
+from jaxmedusa.io.validation import InputErrors, is_number, simulation_settings
 
-__all__ = ["load_scenario", "scenario_from_dict", "driver_table", "SIMULATION_CHOICES"]
-
-# Allowed string values of [simulation] settings.
-SIMULATION_CHOICES = {
-    "contact_law": ("medusa", "physical"),
-    "contact_geometry": ("superellipsoid", "ellipsoid", "box"),
-}
+__all__ = ["load_scenario", "scenario_from_dict", "driver_table"]
 
 _MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]
 _VEHICLE_KEYS = ("model", "x", "y", "speed", "orientation_deg", "tire_speed", "steering_deg")
@@ -137,7 +132,7 @@ def scenario_from_dict(
     `base_dir` resolves relative paths; `source` names the file in error messages. A study
     file may call this on its own scenario sub-table.
     """
-    err = _Errors(source)
+    err = InputErrors(source)
     err.keys(data, _TOP_KEYS, "top level")
     name = data.get("name", default_name)
     if not isinstance(name, str):
@@ -176,14 +171,14 @@ def scenario_from_dict(
             k = _index(key, len(vehicles), f"overrides.vehicles.{key}", err)
             vehicles[k] = _vehicle(table, f"overrides.vehicles.{key}", len(models), err, base=vehicles[k])
 
-    settings = _settings(data.get("simulation", {}), err)
+    settings = simulation_settings(data.get("simulation", {}), err)
     return Scenario(name=name, models=models, vehicles=vehicles, road=road), settings
 
 
 def driver_table(value, where: str = "driver table", source: str = "<scenario>") -> DriverTable:
     """A DriverTable from a number (constant) or a {times, values, kind} table."""
-    err = _Errors(source)
-    if _is_number(value):
+    err = InputErrors(source)
+    if is_number(value):
         return DriverTable(times=(0.0,), values=(err.number(value, where),), kind="constant")
     t = err.table(value, where)
     err.keys(t, ("times", "values", "kind"), where)
@@ -205,56 +200,14 @@ def driver_table(value, where: str = "driver table", source: str = "<scenario>")
 # ---------------------------------------------------------------------------- helpers
 
 
-class _Errors:
-    """Validation helpers that raise MedusaInputError naming the file and the key."""
-
-    def __init__(self, source: str):
-        self.source = source
-
-    def fail(self, key: str, message: str):
-        raise MedusaInputError(f"{self.source}: {key}: {message}")
-
-    def keys(self, table: dict, allowed, where: str):
-        for key in table:
-            if key not in allowed:
-                self.fail(f"{where}.{key}" if where != "top level" else key,
-                          f"unknown key '{key}' in {where}; expected one of {', '.join(allowed)}")
-
-    def table(self, value, key: str) -> dict:
-        if not isinstance(value, dict):
-            self.fail(key, f"a table expected, got {value!r}")
-        return value
-
-    def array(self, value, key: str) -> list:
-        if not isinstance(value, list):
-            self.fail(key, f"an array expected, got {value!r}")
-        return value
-
-    def string(self, value, key: str) -> str:
-        if not isinstance(value, str):
-            self.fail(key, f"a string expected, got {value!r}")
-        return value
-
-    def number(self, value, key: str) -> float:
-        if not _is_number(value):
-            self.fail(key, f"a number expected, got {value!r}")
-        if not math.isfinite(value):
-            self.fail(key, f"a finite number expected, got {value!r}")
-        return float(value)
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _index(key: str, n: int, where: str, err: _Errors) -> int:
+def _index(key: str, n: int, where: str, err: InputErrors) -> int:
     """0-based index of a 1-based override key '1'..'n'."""
     if not key.isdigit() or not 1 <= int(key) <= n:
         err.fail(where, f"a number 1..{n} expected as key, got '{key}'")
     return int(key) - 1
 
 
-def _model(t, where: str, err: _Errors, base: ModelSpec | None = None) -> ModelSpec:
+def _model(t, where: str, err: InputErrors, base: ModelSpec | None = None) -> ModelSpec:
     """A ModelSpec from a table of ModelSpec fields (all required unless `base` is given)."""
     t = err.table(t, where)
     err.keys(t, _MODEL_FIELDS, where)
@@ -286,7 +239,7 @@ def _model(t, where: str, err: _Errors, base: ModelSpec | None = None) -> ModelS
     return model
 
 
-def _vehicle(t, where: str, n_models: int, err: _Errors, base: VehicleSpec | None = None) -> VehicleSpec:
+def _vehicle(t, where: str, n_models: int, err: InputErrors, base: VehicleSpec | None = None) -> VehicleSpec:
     """A VehicleSpec from a [[vehicles]] table (model is 1-based)."""
     t = err.table(t, where)
     err.keys(t, _VEHICLE_KEYS, where)
@@ -311,7 +264,7 @@ def _vehicle(t, where: str, n_models: int, err: _Errors, base: VehicleSpec | Non
     return v
 
 
-def _road(t, err: _Errors) -> RoadSpec:
+def _road(t, err: InputErrors) -> RoadSpec:
     """A RoadSpec from [road]: points = [[x, y, z, bank_deg], ...] (>= 4) or flat = true."""
     t = err.table(t, "road")
     err.keys(t, ("points", "flat"), "road")
@@ -336,33 +289,3 @@ def _road(t, err: _Errors) -> RoadSpec:
             err.fail(key, f"road point {k} repeats road point {k - 1}")
         points.append(p)
     return RoadSpec(points=tuple(points))
-
-
-def _settings(t, err: _Errors) -> dict:
-    """The [simulation] table, checked against the fields of params.Settings."""
-    from .params import Settings  # local import: params pulls in jax
-
-    t = err.table(t, "simulation")
-    defaults = {f.name: f.default for f in dataclasses.fields(Settings)}
-    err.keys(t, tuple(defaults), "simulation")
-    out = {}
-    for key, value in t.items():
-        where = f"simulation.{key}"
-        default = defaults[key]
-        if isinstance(default, bool):
-            if not isinstance(value, bool):
-                err.fail(where, f"true or false expected, got {value!r}")
-        elif isinstance(default, int):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                err.fail(where, f"a whole number >= 0 expected, got {value!r}")
-        elif isinstance(default, float):
-            value = err.number(value, where)
-            if value <= 0:
-                err.fail(where, f"a number > 0 expected, got {value:g}")
-        elif isinstance(default, str):
-            value = err.string(value, where)
-            choices = SIMULATION_CHOICES.get(key)
-            if choices and value not in choices:
-                err.fail(where, f"one of {', '.join(choices)} expected, got {value!r}")
-        out[key] = value
-    return out

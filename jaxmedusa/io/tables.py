@@ -4,7 +4,7 @@ Trajectory table (`trajectory_table`, `write_trajectory`): long format, one row 
 sample and vehicle, columns
     [sample_id | scenario]  int64   (study rows: sample_id; multi-scenario runs: scenario, 0-based)
     time [s], vehicle (1-based int32), x, y, z [m], heading, pitch, roll [deg]
-    (vehicle.orientation_angles), speed [m/s] (sqrt(vx^2 + vy^2), as main.c),
+    (core.safe_math.orientation_angles), speed [m/s] (sqrt(vx^2 + vy^2), as main.c),
     d11..d33 (dij = component j of director i = F[j-1, i-1]), vx, vy, vz [m/s],
     w11..w33 [1/s] (wij = component j of director velocity i = W[j-1, i-1]),
     energy [J] (eq 1.33 in full), energy_medusa [J] (vehicle.c energy()).
@@ -14,13 +14,13 @@ are left out. Units are in each field's metadata (b"unit").
 Study scenario table (`scenarios_table`): one row per scenario, columns
     sample_id, <each perturbed parameter, named by its study key>, status (int32),
     status_name, end_time [s], steps, then per vehicle n = 1..V the metrics of
-    outcomes.VEHICLE_METRICS as `v{n}_{metric}` (vectors: `_x/_y/_z` in the world frame,
+    analysis.outcomes.VEHICLE_METRICS as `v{n}_{metric}` (vectors: `_x/_y/_z` in the world frame,
     `_fwd/_left/_up` in the vehicle frame). Missing values are nulls: contact times of a
     vehicle that never touched, the PDOF of a vehicle with zero delta-V.
 
 Schema metadata (`provenance`): jaxmedusa.version, jaxmedusa.git_commit, jaxmedusa.git_dirty,
 jaxmedusa.backend, jaxmedusa.devices, jaxmedusa.precision, jax.version, plus whatever the
-caller adds (a study adds jaxmedusa.study, the study TOML text, and more; see study.py).
+caller adds (a study adds jaxmedusa.study, the study TOML text, and more; see study/store.py).
 """
 from __future__ import annotations
 
@@ -31,11 +31,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import jax
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .state import STATUS_NAMES
+from jaxmedusa import __version__
+from jaxmedusa.core.safe_math import orientation_angles
+from jaxmedusa.core.status import status_label
 
 __all__ = ["write_trajectory", "trajectory_table", "scenarios_table", "write_table", "read_table",
            "provenance", "git_commit", "metric_columns"]
@@ -82,10 +85,6 @@ def provenance(extra: dict | None = None) -> dict[str, str]:
     """Provenance strings for schema metadata: package version, git commit, JAX backend,
     device count, precision (float64 when jax_enable_x64), plus `extra` (values
     JSON-encoded unless they are strings)."""
-    import jax
-
-    from . import __version__
-
     commit, dirty = git_commit()
     meta = {
         "jaxmedusa.version": __version__,
@@ -160,12 +159,7 @@ def trajectory_table(samples, valid, ids=None, id_name: str = "sample_id") -> pa
     W = take(samples.W)
     v = take(samples.v)
     rr = take(samples.r)
-    d11, d12, d13 = F[:, 0, 0], F[:, 1, 0], F[:, 2, 0]
-    d31, d32, d33 = F[:, 0, 2], F[:, 1, 2], F[:, 2, 2]
-    h = np.sqrt(d11 * d11 + d12 * d12)  # vehicle.orientation_angles, in numpy
-    heading = np.degrees(np.arctan2(d12, d11))
-    pitch = np.degrees(np.arctan2((d31 * d11 + d12 * d32) / h, d33))
-    roll = np.degrees(np.arctan2((d12 * d31 - d11 * d32) / h, d33))
+    heading, pitch, roll = (np.degrees(a) for a in orientation_angles(F, xp=np))  # main.c's formulas
     cols: dict[str, np.ndarray] = {}
     if ids is not None:
         cols[id_name] = np.asarray(ids, np.int64)[bi]
@@ -190,7 +184,7 @@ def trajectory_table(samples, valid, ids=None, id_name: str = "sample_id") -> pa
 def write_trajectory(result_samples, batch, path, metadata: dict[str, str] | None = None) -> Path:
     """Write the trajectories of a run to `path` (Parquet; CSV if the name ends in .csv).
 
-    result_samples: simulate.Samples with leaves [B, S, ...]; batch: the build.Batch (for
+    result_samples: solver.Samples with leaves [B, S, ...]; batch: the core.params.Batch (for
     its valid mask [B, V]). One scenario (B = 1): no id column; several: a `scenario`
     column (0-based batch index). Columns: module docstring. Atomic; returns the path."""
     b = np.asarray(result_samples.saved).shape[0]
@@ -222,7 +216,7 @@ def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict
         cols[k] = pa.array(np.asarray(v))
     status = np.asarray(metrics["status"], np.int32)
     cols["status"] = pa.array(status)
-    cols["status_name"] = pa.array([STATUS_NAMES.get(int(c), f"code{int(c)}") for c in status])
+    cols["status_name"] = pa.array([status_label(c) for c in status])
     cols["end_time"] = pa.array(np.asarray(metrics["end_time"], np.float64))
     cols["steps"] = pa.array(np.asarray(metrics["steps"], np.int64))
     units = {"end_time": "s"}
