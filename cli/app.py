@@ -1,109 +1,29 @@
-"""The `jaxmedusa` command: a thin Typer layer over the library's functions."""
+"""The `jaxmedusa` command: a thin Typer layer over the library's functions.
+
+One module per command group: run_commands.py (run, equilibrium) and study_commands.py
+(sweep, show, merge); common.py holds the console and the exit-code-2 error path.
+"""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
+
+from jaxmedusa_cli import run_commands, study_commands
 
 app = typer.Typer(add_completion=False, no_args_is_help=False,
                   help="MEDUSA platoon driving and collision dynamics in JAX: runs, sweeps, studies.")
-console = Console()
-
-DEFAULT_EXAMPLE = Path(__file__).resolve().parent.parent / "studies" / "medusa" / "default.toml"
-
-
-def _fail(message: str) -> None:
-    console.print(f"[bold red]error:[/] {message}", soft_wrap=True)  # no wrapping: paths stay whole
-    raise typer.Exit(code=2)
 
 
 @app.callback(invoke_without_command=True)
 def main(ctx: typer.Context) -> None:
     """With no command, run the default example (`jaxmedusa run`)."""
     if ctx.invoked_subcommand is None:
-        ctx.invoke(run, path=None)
+        ctx.invoke(run_commands.run, path=None)
 
 
-@app.command()
-def run(
-    path: Optional[Path] = typer.Argument(None, help="Folder of MEDUSA files or a TOML scenario "
-                                          "(default: studies/medusa/default.toml, the offset collision)."),
-    end_time: Optional[float] = typer.Option(None, "--end-time", "-t", help="Simulated time [s] (MEDUSA -t)."),
-    dt: Optional[float] = typer.Option(None, "--dt", "-d", help="Integration step [s] (MEDUSA -d, default 5e-5)."),
-    save_every: Optional[float] = typer.Option(None, "--save-every", "-s", help="Save interval [s] (MEDUSA -s, default 0.01)."),
-    out: Path = typer.Option(Path("results"), "--out", "-o", help="Results root; tables go to OUT/<name>/."),
-) -> None:
-    """Simulate one scenario and write OUT/<name>/trajectory.parquet."""
-    from jaxmedusa.legacy import MedusaInputError
-    from jaxmedusa.run import run_scenario, summary_rows
-    from jaxmedusa.state import STATUS_NAMES
-
-    path = path or DEFAULT_EXAMPLE
-    if not path.exists():
-        _fail(f"{path}: no such file or folder")
-    with Progress(TextColumn("[bold]simulating[/]"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"),
-                  TimeRemainingColumn(), console=console, transient=True) as bar:
-        task = bar.add_task("run", total=1.0)
-        try:
-            result = run_scenario(path, end_time=end_time, dt=dt, save_every=save_every, out_root=out,
-                                  progress=lambda f: bar.update(task, completed=min(f, 1.0)))
-        except (MedusaInputError, ValueError) as exc:
-            _fail(str(exc))
-    s = result.settings
-    clock = result.result.final.clock
-    status = STATUS_NAMES[int(clock.status[0])]
-    console.print(f"[bold]{result.scenario.name}[/]: {len(result.scenario.vehicles)} vehicle(s), "
-                  f"t = {s.end_time:g} s, dt = {s.dt:g} s, save every {s.save_every:g} s; "
-                  f"{int(clock.steps[0])} steps in {result.wall_time:.2f} s wall; status [bold]{status}[/]")
-    table = Table("vehicle", "x [m]", "y [m]", "z [m]", "speed [m/s]", "heading [deg]", "E start [J]", "E end [J]")
-    for row in summary_rows(result):
-        table.add_row(str(row["vehicle"]), f"{row['x']:.3f}", f"{row['y']:.4f}", f"{row['z']:.4f}",
-                      f"{row['speed']:.3f}", f"{row['heading_deg']:.3f}", f"{row['energy_start']:.1f}",
-                      f"{row['energy_end']:.1f}")
-    console.print(table)
-    if result.out_dir is not None:
-        console.print(f"tables written to {result.out_dir}/")
-
-
-@app.command()
-def equilibrium(
-    model_file: Path = typer.Argument(..., help="A MEDUSA model.dat file."),
-    model: Optional[int] = typer.Option(None, "--model", "-m", help="Model number (1-based); default: all."),
-) -> None:
-    """Solve the static equilibrium (R3 and F) on a flat road and print it in model.dat syntax
-    (the whole file, or one MODEL block with --model)."""
-    from jaxmedusa.equilibrium import pitch_deg, solve_equilibrium, with_equilibrium
-    from jaxmedusa.legacy import MedusaInputError, read_models, write_model_block
-
-    try:
-        models = read_models(model_file)
-    except MedusaInputError as exc:
-        _fail(str(exc))
-    numbers = [model] if model else list(range(1, len(models) + 1))
-    if model is None:  # a complete model.dat
-        print(f"NUMBER_OF_MODELS {len(models)}")
-    for n in numbers:
-        if not 1 <= n <= len(models):
-            _fail(f"{model_file}: model {n} does not exist (the file has {len(models)})")
-        spec = models[n - 1]
-        eq = solve_equilibrium(spec)
-        print(f"% model {n}: static equilibrium on a flat road, residual {eq.residual:.2e} N after "
-              f"{eq.iterations} Newton steps; pitch {pitch_deg(eq.F):.4f} deg (file: {pitch_deg(spec.eq_F):.4f} deg);"
-              f" wheel loads {', '.join(f'{x:.1f}' for x in eq.wheel_loads)} N")
-        print(write_model_block(with_equilibrium(spec, eq), n))
-
-
-try:  # study commands (sweep, show, merge) live in their own module
-    from jaxmedusa_cli.study_commands import register as _register_studies
-except ImportError:  # pragma: no cover - during development only
-    _register_studies = None
-if _register_studies is not None:
-    _register_studies(app)
+run_commands.register(app)
+study_commands.register(app)
 
 
 if __name__ == "__main__":  # pragma: no cover

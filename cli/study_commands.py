@@ -5,16 +5,15 @@ import json
 from pathlib import Path
 from typing import List, Optional
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import typer
-from rich.console import Console
 from rich.table import Table
 
-console = Console()
-
-
-def _fail(message: str) -> None:
-    console.print(f"[bold red]error:[/] {message}")
-    raise typer.Exit(code=2)
+from jaxmedusa.io.medusa_files import MedusaInputError
+from jaxmedusa.study import load_study, merge_results, parse_shard, run_study
+from jaxmedusa_cli.common import console, fail
 
 
 def sweep(
@@ -28,17 +27,14 @@ def sweep(
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Run a study: every sample of its design, in chunks, into OUT/scenarios.parquet."""
-    from jaxmedusa.legacy import MedusaInputError
-    from jaxmedusa.study import load_study, parse_shard, run_study
-
     if not study.is_file():
-        _fail(f"{study}: no such file")
+        fail(f"{study}: no such file")
     try:
         spec = load_study(study)
         shard_t = parse_shard(shard)
         s = run_study(spec, out=out, batch=batch, shard=shard_t, resume=resume, progress=not no_progress)
     except (MedusaInputError, ValueError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     rate = f"{s.scenarios_per_s:,.1f} scenarios/s" if s.scenarios_run else "nothing to run"
     console.print(f"[bold]{spec.name}[/]: {s.n_samples} scenarios in {s.n_chunks} chunk(s) of {s.chunk_size}; "
                   f"ran {len(s.chunks_run)} chunk(s), skipped {len(s.chunks_skipped)}; "
@@ -57,13 +53,10 @@ def merge(
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the joined results (may be one of FOLDERS)."),
 ) -> None:
     """Join shard outputs into OUT/scenarios.parquet."""
-    from jaxmedusa.legacy import MedusaInputError
-    from jaxmedusa.study import merge_results
-
     try:
         table = merge_results(folders, out)
     except (MedusaInputError, ValueError, OSError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     console.print(f"{table.num_rows} scenarios joined into {out / 'scenarios.parquet'}")
 
 
@@ -84,17 +77,13 @@ def show(
                                           "(default: parameters and the main metrics)."),
 ) -> None:
     """Print a compact summary of a results folder: provenance, status counts, ranges."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     path = results
     if results.is_dir():
         path = results / "scenarios.parquet"
         if not path.exists():
             chunks = sorted((results / "chunks").glob("chunk-*.parquet"))
             if not chunks:
-                _fail(f"{results}: no scenarios.parquet and no chunks/")
+                fail(f"{results}: no scenarios.parquet and no chunks/")
             table = pa.concat_tables([pq.read_table(c) for c in chunks])
             meta = pq.read_schema(chunks[0]).metadata or {}
             console.print(f"[yellow]incomplete sweep: {len(chunks)} chunk file(s), no scenarios.parquet yet[/]")
@@ -105,7 +94,7 @@ def show(
         table = pq.read_table(path)
         meta = table.schema.metadata or {}
     else:
-        _fail(f"{results}: no such file or folder")
+        fail(f"{results}: no such file or folder")
     meta = {k.decode(): v.decode() for k, v in meta.items()}
 
     name = meta.get("jaxmedusa.study_name", path.stem)
@@ -125,7 +114,7 @@ def show(
         cols = [c.strip() for c in columns.split(",") if c.strip()]
         unknown = [c for c in cols if c not in table.column_names]
         if unknown:
-            _fail(f"unknown column(s) {', '.join(unknown)}")
+            fail(f"unknown column(s) {', '.join(unknown)}")
     else:
         main = ("delta_v", "pdof_clock", "peak_contact_force", "first_contact_time", "max_heading_change",
                 "max_lateral_excursion", "spin_out", "lane_departure", "final_speed")

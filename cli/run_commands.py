@@ -1,0 +1,84 @@
+"""Run commands of the `jaxmedusa` CLI: run (one scenario) and equilibrium. `register(app)` adds them."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from jaxmedusa.analysis.equilibrium import pitch_deg, solve_equilibrium, with_equilibrium
+from jaxmedusa.core.status import Status
+from jaxmedusa.io.medusa_files import MedusaInputError, read_models, write_model_block
+from jaxmedusa.run import run_scenario, summary_rows
+from jaxmedusa_cli.common import console, fail
+
+DEFAULT_EXAMPLE = Path(__file__).resolve().parent.parent / "studies" / "medusa" / "default.toml"
+
+
+def run(
+    path: Optional[Path] = typer.Argument(None, help="Folder of MEDUSA files or a TOML scenario "
+                                          "(default: studies/medusa/default.toml, the offset collision)."),
+    end_time: Optional[float] = typer.Option(None, "--end-time", "-t", help="Simulated time [s] (MEDUSA -t)."),
+    dt: Optional[float] = typer.Option(None, "--dt", "-d", help="Integration step [s] (MEDUSA -d, default 5e-5)."),
+    save_every: Optional[float] = typer.Option(None, "--save-every", "-s", help="Save interval [s] (MEDUSA -s, default 0.01)."),
+    out: Path = typer.Option(Path("results"), "--out", "-o", help="Results root; tables go to OUT/<name>/."),
+) -> None:
+    """Simulate one scenario and write OUT/<name>/trajectory.parquet."""
+    path = path or DEFAULT_EXAMPLE
+    if not path.exists():
+        fail(f"{path}: no such file or folder")
+    with Progress(TextColumn("[bold]simulating[/]"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"),
+                  TimeRemainingColumn(), console=console, transient=True) as bar:
+        task = bar.add_task("run", total=1.0)
+        try:
+            result = run_scenario(path, end_time=end_time, dt=dt, save_every=save_every, out_root=out,
+                                  progress=lambda f: bar.update(task, completed=min(f, 1.0)))
+        except (MedusaInputError, ValueError) as exc:
+            fail(str(exc))
+    s = result.settings
+    clock = result.result.final.clock
+    status = Status(int(clock.status[0]))
+    console.print(f"[bold]{result.scenario.name}[/]: {len(result.scenario.vehicles)} vehicle(s), "
+                  f"t = {s.end_time:g} s, dt = {s.dt:g} s, save every {s.save_every:g} s; "
+                  f"{int(clock.steps[0])} steps in {result.wall_time:.2f} s wall; status [bold]{status.label}[/]"
+                  + ("" if status == Status.OK else f" ({status.message})"))
+    table = Table("vehicle", "x [m]", "y [m]", "z [m]", "speed [m/s]", "heading [deg]", "E start [J]", "E end [J]")
+    for row in summary_rows(result):
+        table.add_row(str(row["vehicle"]), f"{row['x']:.3f}", f"{row['y']:.4f}", f"{row['z']:.4f}",
+                      f"{row['speed']:.3f}", f"{row['heading_deg']:.3f}", f"{row['energy_start']:.1f}",
+                      f"{row['energy_end']:.1f}")
+    console.print(table)
+    if result.out_dir is not None:
+        console.print(f"tables written to {result.out_dir}/")
+
+
+def equilibrium(
+    model_file: Path = typer.Argument(..., help="A MEDUSA model.dat file."),
+    model: Optional[int] = typer.Option(None, "--model", "-m", help="Model number (1-based); default: all."),
+) -> None:
+    """Solve the static equilibrium (R3 and F) on a flat road and print it in model.dat syntax
+    (the whole file, or one MODEL block with --model)."""
+    try:
+        models = read_models(model_file)
+    except MedusaInputError as exc:
+        fail(str(exc))
+    numbers = [model] if model else list(range(1, len(models) + 1))
+    if model is None:  # a complete model.dat
+        print(f"NUMBER_OF_MODELS {len(models)}")
+    for n in numbers:
+        if not 1 <= n <= len(models):
+            fail(f"{model_file}: model {n} does not exist (the file has {len(models)})")
+        spec = models[n - 1]
+        eq = solve_equilibrium(spec)
+        print(f"% model {n}: static equilibrium on a flat road, residual {eq.residual:.2e} N after "
+              f"{eq.iterations} Newton steps; pitch {pitch_deg(eq.F):.4f} deg (file: {pitch_deg(spec.eq_F):.4f} deg);"
+              f" wheel loads {', '.join(f'{x:.1f}' for x in eq.wheel_loads)} N")
+        print(write_model_block(with_equilibrium(spec, eq), n))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the run commands (run, equilibrium) to the main app."""
+    app.command(name="run")(run)
+    app.command(name="equilibrium")(equilibrium)
