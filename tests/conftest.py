@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 import jaxmedusa  # noqa: F401  (enables float64)
-from jaxmedusa.legacy import read_models
-from jaxmedusa.scenario import DriverTable, Scenario, VehicleSpec
+from jaxmedusa.io.medusa_files import read_models
+from jaxmedusa.core.scenario import DriverTable, Scenario, VehicleSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "studies" / "medusa"
@@ -23,7 +23,7 @@ def models():
 @pytest.fixture(scope="session")
 def model1_at_equilibrium(models):
     """Appendix C model 1 with its EQUILIBRIUM block replaced by the solved static equilibrium."""
-    from jaxmedusa.equilibrium import solve_equilibrium, with_equilibrium
+    from jaxmedusa.analysis.equilibrium import solve_equilibrium, with_equilibrium
 
     return with_equilibrium(models[0], solve_equilibrium(models[0]))
 

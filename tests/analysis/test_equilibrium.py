@@ -6,10 +6,10 @@ import pytest
 from typer.testing import CliRunner
 
 from jaxmedusa.build import build_batch
-from jaxmedusa.equilibrium import pitch_deg, solve_equilibrium
-from jaxmedusa.legacy import read_models
-from jaxmedusa.params import Settings
-from jaxmedusa.simulate import simulate
+from jaxmedusa.analysis.equilibrium import pitch_deg, solve_equilibrium
+from jaxmedusa.io.medusa_files import read_models
+from jaxmedusa.core.params import Settings
+from jaxmedusa.solver.simulate import simulate
 from jaxmedusa_cli.app import app
 
 from conftest import EXAMPLES, single

@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 
 from jaxmedusa.build import build_batch
-from jaxmedusa.integrate import PairInfo, StepInfo
-from jaxmedusa.outcomes import Outcomes, clock_hour, outcome_arrays, yaw_rate_of
-from jaxmedusa.params import Settings
-from jaxmedusa.pytree import replace
-from jaxmedusa.scenario import DriverTable, RoadSpec, Scenario, VehicleSpec
-from jaxmedusa.simulate import simulate
+from jaxmedusa.contact.types import PairInfo
+from jaxmedusa.solver.step import StepInfo
+from jaxmedusa.analysis.outcomes import Outcomes, clock_hour, outcome_arrays, yaw_rate_of
+from jaxmedusa.core.params import Settings
+from jaxmedusa.core.pytree import replace
+from jaxmedusa.core.scenario import DriverTable, RoadSpec, Scenario, VehicleSpec
+from jaxmedusa.solver.simulate import simulate
 
 HAS_CONTACT = importlib.util.find_spec("jaxmedusa.contact_step") is not None
 warnings.filterwarnings("ignore", message=".*runs backwards.*")
@@ -201,7 +202,7 @@ def test_rear_end_delta_v_and_pdof(tmp_path):
 
     from jaxmedusa.study import run_study, study_from_dict
 
-    root = Path(__file__).resolve().parent.parent / "studies"
+    root = Path(__file__).resolve().parents[2] / "studies"
     st = study_from_dict(tomllib.loads(REAR_END_STUDY), base_dir=root, source="<rear-end>", text=REAR_END_STUDY)
     summary = run_study(st, out=tmp_path, batch=2, progress=False)
     assert summary.complete

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import jaxmedusa  # noqa: F401
-from jaxmedusa.contact import BOX_ELLIPSOID_SCALE, WARM_SIZE, cold_warm, pair_geometry
-from jaxmedusa.state import CONTACT_WARM_SIZE
+from jaxmedusa.contact.shapes import BOX_ELLIPSOID_SCALE, WARM_SIZE, cold_warm, pair_geometry
+from jaxmedusa.core.state import CONTACT_WARM_SIZE
 
 I3 = np.eye(3)
 ITERS = 16  # cold starts in these tests; one compiled variant per (kind, frame, broad phase)

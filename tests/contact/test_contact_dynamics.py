@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from jaxmedusa.build import build_batch
-from jaxmedusa.events import ContactEventTracker, episodes_table
-from jaxmedusa.inputs import load_scenario
-from jaxmedusa.params import Settings
-from jaxmedusa.pytree import replace as tree_replace
-from jaxmedusa.scenario import Scenario
-from jaxmedusa.simulate import simulate
-from jaxmedusa.state import STATUS_OK
+from jaxmedusa.analysis.events import ContactEventTracker, episodes_table
+from jaxmedusa.io.scenario_toml import load_scenario
+from jaxmedusa.core.params import Settings
+from jaxmedusa.core.pytree import replace as tree_replace
+from jaxmedusa.core.scenario import Scenario
+from jaxmedusa.solver.simulate import simulate
+from jaxmedusa.core.status import Status
 
 from conftest import EXAMPLES, single
 
@@ -44,7 +44,7 @@ def test_medusa_law_exchanges_momentum_between_equal_masses(models):
     # velocity term is an acceleration (not divided by m), so it conserves momentum for
     # equal masses only.
     res, _ = run(rear_end(models[0]), end_time=0.3, save_every=0.01, tires=False)
-    assert int(res.final.clock.status[0]) == STATUS_OK
+    assert int(res.final.clock.status[0]) == Status.OK
     v = saved(res, "v")
     momentum = v[:, 0, :2] + v[:, 1, :2]  # per unit mass
     assert np.max(np.abs(momentum - momentum[0])) < 1e-9

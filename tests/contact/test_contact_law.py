@@ -1,4 +1,4 @@
-"""Contact laws (jaxmedusa.contact_law): vehicle.c's signs and index pattern, and a two-body
+"""Contact laws (jaxmedusa.contact.laws): vehicle.c's signs and index pattern, and a two-body
 collision in free flight (no tires, no intrinsic forces) integrated here with eq. (1.52)."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxmedusa  # noqa: F401
-from jaxmedusa.contact import cold_warm, pair_geometry
-from jaxmedusa.contact_law import medusa_law, physical_law
-from jaxmedusa.params import contact_params
-from jaxmedusa.pytree import pytree_dataclass
+from jaxmedusa.contact.shapes import cold_warm, pair_geometry
+from jaxmedusa.contact.laws import medusa_law, physical_law
+from jaxmedusa.core.params import contact_params
+from jaxmedusa.core.pytree import pytree_dataclass
 
 AX = jnp.array([2.5, 0.9, 0.7])
 _geom = jax.jit(lambda r1, F1, r2, F2: pair_geometry("superellipsoid", r1, F1, AX, r2, F2, AX, cold_warm(),

@@ -1,4 +1,4 @@
-"""MEDUSA file readers (jaxmedusa.legacy): the report's example inputs and every error case."""
+"""MEDUSA file readers (jaxmedusa.io.medusa_files): the report's example inputs and every error case."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxmedusa.legacy import (
+from jaxmedusa.io.medusa_files import (
     MedusaInputError,
     read_medusa_folder,
     read_models,
@@ -17,9 +17,9 @@ from jaxmedusa.legacy import (
     write_platoon,
     write_road,
 )
-from jaxmedusa.params import inertia_parameters
+from jaxmedusa.core.params import inertia_parameters
 
-STUDIES = Path(__file__).resolve().parents[1] / "studies" / "medusa"
+STUDIES = Path(__file__).resolve().parents[2] / "studies" / "medusa"
 EXAMPLES = ["straight", "offset", "wave", "merge", "evade", "banked"]
 FLAT = ((0.0, 0.0, 0.0, 0.0), (100.0, 0.0, 0.0, 0.0), (500.0, 0.0, 0.0, 0.0), (1000.0, 0.0, 0.0, 0.0))
 

@@ -1,15 +1,15 @@
-"""TOML scenarios and load_scenario (jaxmedusa.inputs)."""
+"""TOML scenarios and load_scenario (jaxmedusa.io.scenario_toml)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from jaxmedusa.inputs import driver_table, load_scenario
-from jaxmedusa.legacy import MedusaInputError, read_medusa_folder
-from jaxmedusa.scenario import DriverTable, RoadSpec
+from jaxmedusa.io.scenario_toml import driver_table, load_scenario
+from jaxmedusa.io.medusa_files import MedusaInputError, read_medusa_folder
+from jaxmedusa.core.scenario import DriverTable, RoadSpec
 
-STUDIES = Path(__file__).resolve().parents[1] / "studies" / "medusa"
+STUDIES = Path(__file__).resolve().parents[2] / "studies" / "medusa"
 
 APPENDIX_C = """
 [[models]]

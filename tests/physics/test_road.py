@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import jaxmedusa  # noqa: F401  (float64)
-from jaxmedusa.road import (
+from jaxmedusa.physics.road import (
     RoadWarning,
     build_road,
     initial_tracking,
@@ -20,7 +20,7 @@ from jaxmedusa.road import (
     road_frame,
     road_params,
 )
-from jaxmedusa.scenario import RoadSpec
+from jaxmedusa.core.scenario import RoadSpec
 
 # A gently curved, sloped and banked road. Spacing 30, 30, 30, then 90: the first cubic
 # spans three intervals of 30 m per unit s, so 90 m segments keep the parametrisation

@@ -13,15 +13,15 @@ import pytest
 
 import jaxmedusa  # noqa: F401  (float64)
 from jaxmedusa.build import build_batch
-from jaxmedusa.inputs import load_scenario
-from jaxmedusa.params import GRAVITY, Settings
-from jaxmedusa.pytree import replace
-from jaxmedusa.road import initial_tracking
-from jaxmedusa.scenario import DriverTable, RoadSpec
-from jaxmedusa.simulate import simulate
-from jaxmedusa.state import STATUS_OFF_ROAD, STATUS_OK
+from jaxmedusa.io.scenario_toml import load_scenario
+from jaxmedusa.core.params import GRAVITY, Settings
+from jaxmedusa.core.pytree import replace
+from jaxmedusa.physics.road import initial_tracking
+from jaxmedusa.core.scenario import DriverTable, RoadSpec
+from jaxmedusa.solver.simulate import simulate
+from jaxmedusa.core.status import Status
 
-BANKED_DIR = Path(__file__).resolve().parents[1] / "studies" / "medusa" / "banked"
+BANKED_DIR = Path(__file__).resolve().parents[2] / "studies" / "medusa" / "banked"
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_free_rolling_on_a_grade_decelerates_at_g_sin_theta(banked_scenario):
     batch, state = build_batch(scenarios, dt=settings.dt)
     state = _on_grade(batch, state, thetas)
     res = simulate(batch, state, settings)
-    assert np.all(np.asarray(res.final.clock.status) == STATUS_OK)
+    assert np.all(np.asarray(res.final.clock.status) == Status.OK)
     for b, th in enumerate(thetas):
         ok = np.asarray(res.samples.saved[b])
         t = np.asarray(res.samples.t[b])[ok]
@@ -88,7 +88,7 @@ def test_banked_road_section_3_6(banked_scenario):
     settings = Settings(end_time=7.6, save_every=0.05, contact=False)
     batch, state = build_batch([banked_scenario], dt=settings.dt)
     res = simulate(batch, state, settings)
-    assert int(res.final.clock.status[0]) == STATUS_OK
+    assert int(res.final.clock.status[0]) == Status.OK
     ok = np.asarray(res.samples.saved[0])
     r = np.asarray(res.samples.r[0, :, 0])[ok]
     v = np.asarray(res.samples.v[0, :, 0])[ok]
@@ -105,7 +105,7 @@ def test_banked_road_section_3_6(banked_scenario):
 
 def test_off_the_end_of_the_road_is_flagged_and_others_finish_alone(banked_scenario):
     """Scenario A drives off its road (last user point x = 30 m) at 20 m/s; B stays on a
-    longer road. A gets STATUS_OFF_ROAD and stops just past x = 30 m; B's run is the same
+    longer road. A gets Status.OFF_ROAD and stops just past x = 30 m; B's run is the same
     as running it alone."""
     a = _single(banked_scenario, 5.0, 20.0, 20.0, ((0, 0, 0, 0), (10, 0, 0, 0), (20, 0, 0, 0), (30, 0, 0, 0)))
     b = _single(banked_scenario, 5.0, 15.0, 15.0, ((0, 0, 0, 0), (100, 0, 0, 2), (200, 0, 0, 0), (300, 0, 0, 0)))
@@ -113,7 +113,7 @@ def test_off_the_end_of_the_road_is_flagged_and_others_finish_alone(banked_scena
     both = simulate(*build_batch([a, b], dt=settings.dt), settings)
     alone = simulate(*build_batch([b], dt=settings.dt), settings)
     status = np.asarray(both.final.clock.status)
-    assert status[0] == STATUS_OFF_ROAD and status[1] == STATUS_OK
+    assert status[0] == Status.OFF_ROAD and status[1] == Status.OK
     xa = float(both.final.vehicles.r[0, 0, 0])
     assert 29.9 < xa < 30.1, xa
     assert float(both.final.clock.t[0]) < 1.5  # stopped there

@@ -6,8 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmedusa.params import GOODYEAR_185SR14, tire_params
-from jaxmedusa.tire import cornering_stiffness, peak_friction, tire_forces
+from jaxmedusa.core.params import GOODYEAR_185SR14, tire_params
+from jaxmedusa.physics.tire.calspan import cornering_stiffness, peak_friction, tire_forces
 
 TP = tire_params()
 P = GOODYEAR_185SR14

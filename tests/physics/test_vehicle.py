@@ -6,9 +6,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmedusa.params import inertia_parameters, lame_constants, vehicle_params
-from jaxmedusa.vehicle import (energy_medusa, energy_total, intrinsic_director_forces, orientation_angles,
-                               stored_energy, wheel_headings)
+from jaxmedusa.core.params import inertia_parameters, lame_constants, vehicle_params
+from jaxmedusa.core.safe_math import orientation_angles
+from jaxmedusa.physics.vehicle import energy_medusa, energy_total, intrinsic_director_forces, stored_energy, wheel_headings
 
 
 def test_inertia_parameters_of_appendix_c_model_1(models):

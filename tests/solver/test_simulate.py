@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from jaxmedusa.build import build_batch
-from jaxmedusa.params import Settings, vehicle_params
-from jaxmedusa.simulate import simulate
-from jaxmedusa.state import STATUS_NAN, STATUS_OK
-from jaxmedusa.tire import cornering_stiffness
+from jaxmedusa.core.params import Settings, vehicle_params
+from jaxmedusa.solver.simulate import simulate
+from jaxmedusa.core.status import Status
+from jaxmedusa.physics.tire.calspan import cornering_stiffness
 
 from conftest import single, without_damping
 
@@ -54,7 +54,7 @@ def test_free_rolling_straight_keeps_speed_and_lane(models):
     res = run(single(models[0], speed=22.0), end_time=1.0, save_every=0.05)
     v = saved(res, "v")[:, 0]
     r = saved(res, "r")[:, 0]
-    assert int(res.final.clock.status[0]) == STATUS_OK
+    assert int(res.final.clock.status[0]) == Status.OK
     np.testing.assert_allclose(v[:, 0], 22.0, atol=1e-9)  # free rolling: no longitudinal force
     assert np.max(np.abs(r[:, 1])) < 1e-9  # symmetric: stays on y = 0
     assert r[-1, 0] == pytest.approx(22.0, rel=1e-6)
@@ -108,7 +108,7 @@ def test_batch_equals_scenarios_run_one_by_one(models):
 
 
 def test_padded_vehicles_do_not_change_results(models):
-    from jaxmedusa.scenario import Scenario
+    from jaxmedusa.core.scenario import Scenario
     one = single(models[0], speed=20.0, steering_deg=1.0)
     two = Scenario("two", [models[0]], [one.vehicles[0], replace(one.vehicles[0], y=50.0)])
     settings = Settings(end_time=0.2, save_every=0.05)
@@ -124,7 +124,7 @@ def test_nan_scenario_is_flagged_and_neighbours_unaffected(models):
     bad = single(models[0], speed=float("nan"))
     res = run([good, bad, good], end_time=0.1, save_every=0.05)
     status = np.asarray(res.final.clock.status)
-    assert status.tolist() == [STATUS_OK, STATUS_NAN, STATUS_OK]
+    assert status.tolist() == [Status.OK, Status.NAN, Status.OK]
     alone = run(good, end_time=0.1, save_every=0.05)
     for b in (0, 2):
         np.testing.assert_array_equal(np.asarray(res.final.vehicles.r[b]), np.asarray(alone.final.vehicles.r[0]))
@@ -150,7 +150,7 @@ def test_gradient_through_the_run_is_finite_and_matches_finite_differences(model
 
 def test_fixed_step_path_gives_reverse_mode_gradients(models):
     # jax.grad cannot pass the adaptive while_loop; the fixed-step scan path serves reverse mode.
-    from jaxmedusa.simulate import simulate_fixed
+    from jaxmedusa.solver.simulate import simulate_fixed
 
     settings = Settings(end_time=0.2, save_every=0.1)
     batch, state = build_batch([single(models[0], speed=20.0, steering_deg=1.0)], dt=settings.dt)

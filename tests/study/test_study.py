@@ -24,12 +24,13 @@ import pytest
 
 from jaxmedusa import study as study_mod
 from jaxmedusa.build import build_batch
-from jaxmedusa.legacy import MedusaInputError
-from jaxmedusa.state import STATUS_OK
-from jaxmedusa.study import (build_scenarios, design, load_study, merge_results, run_chunk,
-                             run_study, scenario_for, study_from_dict, unit_design)
+from jaxmedusa.io.medusa_files import MedusaInputError
+from jaxmedusa.core.status import Status
+from jaxmedusa.study import (design, load_study, merge_results, run_chunk, run_study, scenario_for,
+                             study_from_dict, unit_design)
+from jaxmedusa.study import runner as runner_mod
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STUDIES = ROOT / "studies"
 CHUNK = 4
 END_TIME = 0.05  # [s]
@@ -154,7 +155,8 @@ def test_fast_builder_equals_build_batch():
     items = study_mod.scenarios_for(st, cols, ids)
     items[1] = (items[1][0], {}, dict(items[1][2]))
     b1, s1 = build_batch([it[0] for it in items], dt=st.settings.dt)
-    b2, s2 = build_scenarios(items, st.settings.dt)
+    b2, s2 = build_batch([it[0] for it in items], st.settings.dt, tire=[it[1] for it in items],
+                         contact=[it[2] for it in items])
     l1, t1 = jax.tree.flatten((b1, s1))
     l2, t2 = jax.tree.flatten((b2, s2))
     assert t1 == t2
@@ -184,7 +186,7 @@ def test_full_run_table(full_run, offset_small):
     assert list(df.sample_id) == list(range(10))
     ids, cols = design(offset_small)
     assert np.array_equal(df.lateral_offset, cols["lateral_offset"])
-    assert (df.status == STATUS_OK).all() and (df.status_name == "ok").all()
+    assert (df.status == Status.OK).all() and (df.status_name == "ok").all()
     for c in ("v1_delta_v", "v2_delta_v_x", "v1_delta_v_body_fwd", "v2_pdof_clock", "v1_final_yaw_rate",
               "v2_max_lateral_excursion", "v1_lane_departure", "v2_energy_end", "v1_first_contact_time"):
         assert c in df.columns, c
@@ -199,7 +201,7 @@ def test_full_run_table(full_run, offset_small):
 def test_resume_after_interruption_equals_full_run(full_run, offset_small, tmp_path, monkeypatch):
     out = tmp_path / "resumed"
     calls = []
-    real = study_mod.run_chunk
+    real = runner_mod.run_chunk
 
     def interrupted(*args, **kw):
         if len(calls) == 2:
@@ -207,12 +209,12 @@ def test_resume_after_interruption_equals_full_run(full_run, offset_small, tmp_p
         calls.append(1)
         return real(*args, **kw)
 
-    monkeypatch.setattr(study_mod, "run_chunk", interrupted)
+    monkeypatch.setattr(runner_mod, "run_chunk", interrupted)
     with pytest.raises(KeyboardInterrupt):
         run_study(offset_small, out=out, progress=False)
     assert sorted(p.name for p in (out / "chunks").iterdir()) == ["chunk-00000.parquet", "chunk-00001.parquet"]
     assert not (out / "scenarios.parquet").exists()
-    monkeypatch.setattr(study_mod, "run_chunk", real)
+    monkeypatch.setattr(runner_mod, "run_chunk", real)
     stamp = (out / "chunks" / "chunk-00000.parquet").stat().st_mtime_ns
     s = run_study(offset_small, out=out, resume=True, progress=False)
     assert s.chunks_skipped == [0, 1] and s.chunks_run == [2] and s.complete
@@ -248,7 +250,7 @@ def test_failing_scenario_is_flagged_and_isolated(offset_small):
     items = study_mod.scenarios_for(st, cols, ids)
     metrics, _, _ = run_chunk(st, items, CHUNK)
     status = metrics["status"]
-    assert status[0] == status[2] == STATUS_OK and status[1] != STATUS_OK and status[3] != STATUS_OK
+    assert status[0] == status[2] == Status.OK and status[1] != Status.OK and status[3] != Status.OK
     assert metrics["end_time"][1] < END_TIME and metrics["end_time"][0] > END_TIME
     for k, v in metrics.items():
         assert np.all(np.isfinite(np.asarray(v, float))), k  # a failed row keeps its last good state
@@ -295,7 +297,7 @@ def test_wave_small(tmp_path):
     st = _study(_small("wave", n=2, end_time=0.02), name="wave")
     s = run_study(st, out=tmp_path, batch=2, progress=False)
     df = _table(tmp_path).to_pandas()
-    assert s.complete and len(df) == 2 and (df.status == STATUS_OK).all()
+    assert s.complete and len(df) == 2 and (df.status == Status.OK).all()
     assert "v4_final_speed" in df and "v5_final_speed" not in df
     assert df.v4_final_speed.to_numpy() == pytest.approx(df.speed - df.speed_drop, abs=0.05)
 
@@ -307,7 +309,7 @@ def test_merge_small_with_trajectories_and_show(tmp_path):
     s = run_study(st, out=tmp_path, batch=2, progress=False)  # 2 chunks, the last padded
     assert s.complete and s.n_chunks == 2
     rows = _table(tmp_path).to_pandas()
-    assert len(rows) == 3 and (rows.status == STATUS_OK).all()
+    assert len(rows) == 3 and (rows.status == Status.OK).all()
     assert "v5_final_x" in rows and "v6_final_x" not in rows and "v1_contact_duration" not in rows
     traj = pq.read_table(tmp_path / "trajectories").to_pandas()
     assert set(traj.sample_id) == {0, 1, 2} and set(traj.vehicle) == {1, 2, 3, 4, 5}
