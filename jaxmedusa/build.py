@@ -149,7 +149,8 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
         return jax.tree.map(lambda x: x[idx], stacked)
 
     f64 = partial(jnp.asarray, dtype=jnp.float64)
-    vehicle = jax.tree.map(f64, gather(vp_list, vp_idx))
+    keep_ints = lambda x: jnp.asarray(x) if np.issubdtype(x.dtype, np.integer) else f64(x)  # noqa: E731 (TireSet.index)
+    vehicle = jax.tree.map(keep_ints, gather(vp_list, vp_idx))
     driver = DriverParams(f64(drv["st"]), f64(drv["sv"]), f64(drv_lin["sl"]),
                           f64(drv["vt"]), f64(drv["vv"]), f64(drv_lin["vl"]))
     cnames = [f.name for f in dataclasses.fields(ContactParams)]
