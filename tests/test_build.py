@@ -44,7 +44,7 @@ def reference_build(scenarios, dt, contact=None, n_vehicles=None, tire=None):
             s_t, s_v, s_l = table_arrays(veh.steering, k, math.pi / 180.0)
             v_t, v_v, v_l = table_arrays(veh.tire_speed, k, 1.0)
             dp.append(DriverParams(s_t, s_v, np.asarray(s_l), v_t, v_v, np.asarray(v_l)))
-            th = math.radians(veh.orientation)
+            th = veh.orientation * math.pi / 180.0  # init.c: ORIENTATION in degrees
             Q = np.array([[math.cos(th), -math.sin(th), 0.0], [math.sin(th), math.cos(th), 0.0], [0.0, 0.0, 1.0]])
             s0 = VehicleState(r=np.array([veh.x, veh.y, model.eq_r3]), F=Q @ np.asarray(model.eq_F, float),
                               v=np.array([veh.speed * math.cos(th), veh.speed * math.sin(th), 0.0]),
