@@ -253,3 +253,12 @@ def test_jit_and_vector_inputs():
         # jit and batching change only the evaluation order: round-off
         assert float(fx[i]) == pytest.approx(ex, rel=1e-12, abs=1e-12)
         assert float(fy[i]) == pytest.approx(ey, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("deg", [0.0, 4.0, 30.0, -60.0])
+def test_locked_wheel_equals_calspan(deg):
+    # At s = 1 both models slide at full speed: CALSPAN's Kc' = Ks and f -> 1 (eqs 1.21-1.23) give
+    # mu0 (1 - k_mu) Fz along (1, tan a), which is Fiala's mu_s Fz along the sliding velocity at Fz0.
+    # Tolerance: CALSPAN evaluates 1 - s as 1e-12, so its f is 1 - O(1e-12).
+    a = math.radians(deg)
+    np.testing.assert_allclose(forces(FZ, a, 1.0), tire_forces(FZ, a, 1.0, tire_params()), rtol=1e-9, atol=1e-9)
