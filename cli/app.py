@@ -98,12 +98,11 @@ def equilibrium(
         print(write_model_block(with_equilibrium(spec, eq), n))
 
 
-try:  # study commands (sweep, show, merge) live in their own module
-    from jaxmedusa_cli.study_commands import register as _register_studies
-except ImportError:  # pragma: no cover - during development only
-    _register_studies = None
-if _register_studies is not None:
-    _register_studies(app)
+# The study commands (sweep, show, merge) live in their own module. A failing import is an
+# error, not a CLI without them.
+from jaxmedusa_cli.study_commands import register as _register_studies  # noqa: E402
+
+_register_studies(app)
 
 
 if __name__ == "__main__":  # pragma: no cover
