@@ -9,7 +9,9 @@ import sys
 
 import typer
 
-from jaxmedusa_cli import run_commands, study_commands
+from jaxmedusa_cli.run_commands import register as register_run_commands
+from jaxmedusa_cli.run_commands import run
+from jaxmedusa_cli.study_commands import register as register_study_commands  # a failing import is an error
 
 app = typer.Typer(add_completion=False, no_args_is_help=False,
                   help="MEDUSA platoon driving and collision dynamics in JAX: runs, sweeps, studies.")
@@ -19,11 +21,11 @@ app = typer.Typer(add_completion=False, no_args_is_help=False,
 def main(ctx: typer.Context) -> None:
     """With no command, run the default example (`jaxmedusa run`)."""
     if ctx.invoked_subcommand is None:
-        ctx.invoke(run_commands.run, path=None)
+        ctx.invoke(run, path=None)
 
 
-run_commands.register(app)
-study_commands.register(app)
+register_run_commands(app)
+register_study_commands(app)
 
 
 if __name__ == "__main__":  # pragma: no cover
