@@ -124,7 +124,7 @@ def test_trajectory_angles_of_the_run(collinear):
         assert row["pitch"] == pytest.approx(theta, abs=np.degrees(strain))
         assert abs(row["pitch"]) > 1e-3  # the equilibrium pitch is not zero: the check has content
     assert set(traj["vehicle"]) == {1, 2}
-    # main.c saves when t - t_last >= 0.999999 s, on each scenario's own clock (steps shrink
+    # main.c saves when t - t_last >= 0.999999 save_every, on each scenario's own clock (steps shrink
     # in contact, so sample times drift off the 5 ms grid), and never past end_time
     times = np.unique(traj["time"])
     assert times[0] == 0.0 and times[-1] <= 0.05
