@@ -22,6 +22,7 @@ from functools import partial
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
@@ -32,7 +33,7 @@ from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.status import Status
 from jaxmedusa.io import tables
-from jaxmedusa.solver.simulate import Samples, advance, finish, init_metrics, simulate
+from jaxmedusa.solver.simulate import Samples, _running, advance, init_metrics, simulate  # _running: the loop's own test
 from jaxmedusa.study.design import design
 from jaxmedusa.study.perturb import scenarios_for
 from jaxmedusa.study.spec import Study, StudyError
@@ -85,22 +86,32 @@ def _done_fraction(state, settings: Settings) -> float:
     return float(np.mean(np.where(status != Status.OK, 1.0, np.clip(t / settings.end_time, 0.0, 1.0))))
 
 
+@partial(jax.jit, static_argnames=("settings",))
+def _any_running(state, settings: Settings):
+    return jnp.any(_running(state, settings))
+
+
+_init_metrics = jax.jit(init_metrics, static_argnames=("tracker",))
+
+
 def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record: bool, on_progress=None):
-    """`run_batch` as a loop of short jitted `advance` calls (module docstring):
-    (outcome metrics {name: [B, ...]}, Samples [B, S, ...] or None). `on_progress(fraction)`
+    """`run_batch` as a loop of short jitted `advance` calls (module docstring), until no
+    scenario is running: (outcome metrics {name: [B, ...]}, Samples [B, S, ...] or None).
+    The last call, after the last save, takes the steps `finish` would (its save rule
+    takes nothing past end_time), so the step body compiles once. `on_progress(fraction)`
     is called after each call with the simulated fraction done."""
     sliced, per_call = _slice_settings(settings, record)
-    metrics = init_metrics(batch, state, tracker)
+    metrics = _init_metrics(batch, state, tracker)
     parts = []
-    n_calls = math.ceil((settings.n_samples if record else SLICES + 1) / per_call)
-    for _ in range(n_calls):
+    while True:
         (state, metrics), samples = advance(batch, state, metrics, sliced, per_call, tracker, record)
         if record:
             parts.append(jax.device_get(samples))
         frac = _done_fraction(state, settings)
         if on_progress is not None:
             on_progress(frac)
-    state, metrics = finish(batch, state, metrics, sliced, tracker)
+        if not bool(_any_running(state, sliced)):
+            break
     out = outcome_arrays(batch, state, metrics, tracker)
     samples = None
     if record:
@@ -237,6 +248,7 @@ def plan_sweep(study: Study, batch: int | None = None, shard: tuple[int, int] | 
     ids, cols = design(study)
     n = len(ids)
     size = batch or study.batch or auto_batch_size(n, n_devices, backend, study.settings, study.n_vehicles)
+    size = min(size, n)  # a chunk never pads more than the study has
     if shard is not None:
         size = min(size, max(1, n // shard[1]))
     n_chunks = math.ceil(n / size)
