@@ -77,6 +77,12 @@ def run_study_ray(study: Study, out: str | Path | None = None, batch: int | None
         todo, kept = prepare_out(out, plan, resume)
         task = ray.remote(num_gpus=1 if has_gpu else 0, num_cpus=1, max_retries=2)(_chunk_task)
         env = {"JAX_ENABLE_X64": "1"}
+        import jax
+
+        cache = jax.config.jax_compilation_cache_dir
+        if cache:  # the driver's persistent compilation cache (a shared folder on a cluster): compile once
+            env["JAX_COMPILATION_CACHE_DIR"] = str(cache)
+            env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
         if not has_gpu:
             env["JAX_PLATFORMS"] = "cpu"
         task = task.options(runtime_env={"env_vars": env})

@@ -98,14 +98,21 @@ def test_sigkill_any_moment_then_resume(setup, tmp_path):
 
 
 def test_resume_refuses_a_changed_study_naming_the_change(setup, tmp_path):
+    """In-process CLI: the refusal comes before anything is compiled or run."""
+    from typer.testing import CliRunner
+
+    from jaxmedusa_cli.app import app
+
     study, cache, full = setup
     out = tmp_path / "out"
-    out.mkdir()
-    (out / "chunks").mkdir()
+    (out / "chunks").mkdir(parents=True)
     for f in (full / "chunks").iterdir():  # the chunks of the uninterrupted run
         (out / "chunks" / f.name).write_bytes(f.read_bytes())
     changed = tmp_path / "changed.toml"
     changed.write_text(study.read_text().replace("uniform = [-1.6, 1.6]", "uniform = [-1.5, 1.6]"))
-    rc, text = _run(["sweep", changed, "--out", out, "--resume", "--no-progress"], cache)
-    assert rc == 2 and "Traceback" not in text, text
-    assert "parameters.lateral_offset.uniform" in text and "-1.6" in text and "-1.5" in text, text
+    res = CliRunner().invoke(app, ["sweep", str(changed), "--out", str(out), "--resume", "--no-progress"])
+    assert res.exit_code == 2 and res.exception is None or isinstance(res.exception, SystemExit), res.output
+    text = res.output
+    assert "changed since" in text and "parameters.lateral_offset.uniform" in text, text
+    assert "-1.6" in text and "-1.5" in text, text
+    assert sorted(f.name for f in (out / "chunks").iterdir()) == sorted(f.name for f in (full / "chunks").iterdir())
