@@ -23,7 +23,7 @@ import os
 import time
 from pathlib import Path
 
-from jaxmedusa.study.runner import (SweepInterrupted, SweepSummary, _progress, plan_sweep, prepare_out,
+from jaxmedusa.study.runner import (SweepInterrupted, SweepSummary, progress_bar, plan_sweep, prepare_out,
                                     summarize_out, write_chunk)
 from jaxmedusa.study.spec import Study
 
@@ -91,7 +91,7 @@ def run_study_ray(study: Study, out: str | Path | None = None, batch: int | None
         pending = [task.remote(study_ref, str(out), plan_ref, k) for k in todo]
         done, done_rows, errors = [], 0, []
         try:
-            with _progress(progress, len(todo)) as bar:
+            with progress_bar(progress, len(todo)) as bar:
                 bar_task = bar.add_task(f"{study.name} (ray)", total=sum(plan.rows(k).stop - plan.rows(k).start
                                                                          for k in todo))
                 while pending:

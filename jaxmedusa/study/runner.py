@@ -33,7 +33,8 @@ from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.status import Status
 from jaxmedusa.io import tables
-from jaxmedusa.solver.simulate import Samples, _running, advance, init_metrics, simulate  # _running: the loop's own test
+from jaxmedusa.solver.simulate import Samples, advance, init_metrics, simulate
+from jaxmedusa.solver.step_control import STEP_CONTROLS
 from jaxmedusa.study.design import design
 from jaxmedusa.study.perturb import scenarios_for
 from jaxmedusa.study.spec import Study, StudyError
@@ -41,7 +42,7 @@ from jaxmedusa.study.store import (chunk_meta, chunk_path, finalize, spec_change
                                    write_manifest)
 
 __all__ = ["run_study", "run_chunk", "run_batch", "device_sharding", "auto_batch_size", "parse_shard",
-           "SweepSummary", "SweepInterrupted", "plan_sweep", "prepare_out", "write_chunk", "SweepPlan",
+           "SweepSummary", "SweepInterrupted", "progress_bar", "summarize_out", "plan_sweep", "prepare_out", "write_chunk", "SweepPlan",
            "CHUNK_SECONDS"]
 
 # A chunk runs as SLICES jitted advances: each takes ~1/SLICES of the chunk's time, which
@@ -88,7 +89,9 @@ def _done_fraction(state, settings: Settings) -> float:
 
 @partial(jax.jit, static_argnames=("settings",))
 def _any_running(state, settings: Settings):
-    return jnp.any(_running(state, settings))
+    """Is any scenario healthy with steps left (the test of the solver's own loop)?"""
+    control = STEP_CONTROLS.resolve(settings.step_control, where="Settings.step_control")
+    return jnp.any(control.running(state.clock, settings) & (state.clock.status == Status.OK))
 
 
 _init_metrics = jax.jit(init_metrics, static_argnames=("tracker",))
@@ -200,7 +203,7 @@ class SweepSummary:
         return self.scenarios_run / self.wall_time if self.wall_time > 0 else float("nan")
 
 
-def _progress(enabled: bool, total: int):
+def progress_bar(enabled: bool, total: int):
     class Rate(ProgressColumn):
         def render(self, task):
             s = task.finished_speed or task.speed
@@ -333,7 +336,7 @@ def run_study(study: Study, out: str | Path | None = None, batch: int | None = N
     start = time.perf_counter()
     done_rows, finished = 0, []
     try:
-        with _progress(progress, len(todo)) as bar:
+        with progress_bar(progress, len(todo)) as bar:
             task = bar.add_task(study.name, total=sum(plan.rows(k).stop - plan.rows(k).start for k in todo))
             for k in todo:
                 rows = plan.rows(k).stop - plan.rows(k).start
