@@ -118,6 +118,9 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
         raise ValueError("no scenarios to build")
     if any(len(s.vehicles) == 0 for s in scenarios):
         raise ValueError("a scenario has no vehicles")
+    for sc in scenarios:  # before anything indexes models or tables
+        for j, veh in enumerate(sc.vehicles):
+            _check_vehicle(veh, j, len(sc.models), sc.name)
     n_v = n_vehicles or max(len(s.vehicles) for s in scenarios)
     if any(len(s.vehicles) > n_v for s in scenarios):
         raise ValueError(f"a scenario has more than n_vehicles={n_v} vehicles")
@@ -150,8 +153,6 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
                 road_list.append(_np_tree(road_mod.build_road(sc.road)))
             road_idx[i] = road_cache[rk]
         valid[i, : len(sc.vehicles)] = True
-        for j, veh in enumerate(sc.vehicles):
-            _check_vehicle(veh, j, len(sc.models), sc.name)
         for j in range(n_v):
             veh = sc.vehicles[min(j, len(sc.vehicles) - 1)]  # padding repeats the last vehicle
             model = sc.models[veh.model]
