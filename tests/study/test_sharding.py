@@ -116,3 +116,41 @@ def test_outputs_have_the_users_permissions(four, plain, tmp_path, mask):
     for f in files:
         assert stat.S_IMODE(f.stat().st_mode) == want, (f, oct(f.stat().st_mode))
     assert pq.read_table(files[0]).num_rows == 4 and CHUNK == 2
+
+
+def test_show_prints_the_provenance(plain):
+    """Issue 17 item 8: study spec, jaxmedusa version and commit, JAX version, device kind
+    and count, precision, in the table's metadata and printed by `jaxmedusa show`."""
+    import jax
+    from typer.testing import CliRunner
+
+    from jaxmedusa import __version__
+    from jaxmedusa_cli.app import app
+
+    meta = {k.decode(): v.decode() for k, v in table(plain).schema.metadata.items()}
+    assert meta["jaxmedusa.device_kind"] == jax.devices()[0].device_kind
+    assert meta["jax.version"] == jax.__version__ and meta["jaxmedusa.version"] == __version__
+    assert meta["jaxmedusa.devices"] == str(jax.device_count()) and meta["jaxmedusa.precision"] == "float64"
+    res = CliRunner().invoke(app, ["show", str(plain), "--spec"])
+    assert res.exit_code == 0, res.output
+    out = res.output
+    for want in (f"jaxmedusa {__version__}", f"JAX {jax.__version__}", jax.devices()[0].device_kind, "float64",
+                 "sampler: sobol n=4 seed=2026", "parameter lateral_offset: uniform [-1.6, 1.6]",
+                 "end_time 0.02 s", "git "):
+        assert want in out, (want, out)
+    assert '"uniform": [-1.6, 1.6]' in out or "uniform" in out  # --spec: the study as run
+
+
+def test_progress_moves_inside_a_chunk(four):
+    """The chunk runs as SLICES jitted advances; after each the simulated fraction is
+    reported: it rises in steps of about 1/SLICES and ends at 1 (every scenario done)."""
+    from jaxmedusa.study import design, run_chunk, scenarios_for
+    from jaxmedusa.study.runner import SLICES
+
+    ids, cols = design(four)
+    seen = []
+    run_chunk(four, scenarios_for(four, cols, ids)[:2], CHUNK, on_progress=seen.append)
+    assert len(seen) >= SLICES and seen[-1] == 1.0
+    assert all(b >= a for a, b in zip(seen, seen[1:]))
+    steps = [b - a for a, b in zip(seen, seen[1:]) if b > a]
+    assert max(steps) < 2.5 / SLICES  # no jump of more than a couple of slices: the bar moves smoothly
