@@ -13,6 +13,7 @@ from rich.table import Table
 
 from jaxmedusa.io.medusa_files import MedusaInputError
 from jaxmedusa.study import load_study, merge_results, parse_shard, run_study
+from jaxmedusa.study.ray_backend import RayUnavailable, run_study_ray
 from jaxmedusa.study.runner import SweepInterrupted
 from jaxmedusa_cli.common import console, fail
 
@@ -43,8 +44,6 @@ def sweep(
         spec = load_study(study)
         shard_t = parse_shard(shard)
         if ray:
-            from jaxmedusa.study.ray_backend import RayUnavailable, run_study_ray
-
             try:
                 s = run_study_ray(spec, out=out, batch=batch, resume=resume, progress=not no_progress,
                                   address=address)

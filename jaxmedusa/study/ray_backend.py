@@ -23,6 +23,8 @@ import os
 import time
 from pathlib import Path
 
+import jax
+
 from jaxmedusa.study.runner import (SweepInterrupted, SweepSummary, progress_bar, plan_sweep, prepare_out,
                                     summarize_out, write_chunk)
 from jaxmedusa.study.spec import Study
@@ -44,9 +46,8 @@ def _import_ray():
 
 
 def _chunk_task(study: Study, out: str, plan, k: int) -> tuple[int, int, float]:
-    """Body of one Ray task: run and write chunk k; (k, scenarios, wall seconds)."""
-    import jaxmedusa  # noqa: F401  (float64 on the worker)
-
+    """Body of one Ray task: run and write chunk k; (k, scenarios, wall seconds). (Importing
+    this module on the worker imports jaxmedusa, which turns on float64.)"""
     t0 = time.perf_counter()
     rows = write_chunk(study, Path(out), plan, k)
     return k, rows, time.perf_counter() - t0
@@ -77,8 +78,6 @@ def run_study_ray(study: Study, out: str | Path | None = None, batch: int | None
         todo, kept = prepare_out(out, plan, resume)
         task = ray.remote(num_gpus=1 if has_gpu else 0, num_cpus=1, max_retries=2)(_chunk_task)
         env = {"JAX_ENABLE_X64": "1"}
-        import jax
-
         cache = jax.config.jax_compilation_cache_dir
         if cache:  # the driver's persistent compilation cache (a shared folder on a cluster): compile once
             env["JAX_COMPILATION_CACHE_DIR"] = str(cache)
