@@ -303,11 +303,12 @@ def write_chunk(study: Study, out: Path, plan: SweepPlan, k: int, sharding=None,
     cols = {c: plan.cols[c][sl] for c in plan.cols}
     items = scenarios_for(study, cols, plan.ids[sl])
     metrics, samples, valid = run_chunk(study, items, plan.size, sharding, on_progress)
+    meta = tables.provenance({**plan.meta, "jaxmedusa.chunk": str(k)})  # every table carries it
     if samples is not None:
         traj = tables.trajectory_table(samples, valid, ids=plan.ids[sl])
-        tables.write_table(traj, Path(out) / "trajectories" / f"chunk={k:05d}" / "part-0.parquet")
+        tables.write_table(traj, Path(out) / "trajectories" / f"chunk={k:05d}" / "part-0.parquet", meta)
     table = tables.scenarios_table(plan.ids[sl], cols, metrics, study.n_vehicles, study.outputs.metrics)
-    tables.write_table(table, chunk_path(out, k), tables.provenance({**plan.meta, "jaxmedusa.chunk": str(k)}))
+    tables.write_table(table, chunk_path(out, k), meta)
     return sl.stop - sl.start
 
 

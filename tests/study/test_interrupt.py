@@ -56,44 +56,40 @@ def setup(tmp_path_factory):
     return study, cache, d / "full"
 
 
-def test_ctrl_c_stops_within_seconds_keeps_chunks_and_resumes(setup, tmp_path):
+def test_ctrl_c_then_sigkill_then_resume(setup, tmp_path):
+    """Ctrl-C in chunk 1, --resume, SIGKILL in the resumed run, --resume again: the final
+    table is the uninterrupted one, bit for bit."""
     study, cache, full = setup
     out = tmp_path / "out"
+    chunks = out / "chunks"
     p = _cli(["sweep", study, "--out", out, "--no-progress"], cache)
-    _wait_for(out / "chunks" / "chunk-00000.parquet", p)
+    _wait_for(chunks / "chunk-00000.parquet", p)
     t0 = time.monotonic()
     p.send_signal(signal.SIGINT)  # during chunk 1 (each chunk runs for seconds)
     text, _ = p.communicate(timeout=120)
     latency = time.monotonic() - t0
     assert p.returncode == 130, text[-3000:]
-    # a chunk runs as 64 jitted slices: the signal waits for one slice (~1/64 of a chunk)
-    # plus the exit; 10 s leaves room for a loaded 2-core CI machine
-    assert latency < 10.0, latency
+    # a chunk runs as 64 jitted slices: the signal waits for one slice (~1/64 of a chunk),
+    # then the interpreter shuts JAX down; 15 s leaves room for a loaded 2-core machine
+    assert latency < 15.0, latency
     assert "interrupted" in text and "--resume" in text and "Traceback" not in text, text
-    done = sorted(p.name for p in (out / "chunks").glob("chunk-*.parquet"))
-    assert "chunk-00000.parquet" in done and len(done) < 3 and not (out / "scenarios.parquet").exists()
-    rc, text = _run(["sweep", study, "--out", out, "--resume", "--no-progress"], cache)
-    assert rc == 0 and f"skipped {len(done)}" in text, text[-3000:]
-    assert table(out).equals(table(full))  # bit-identical rows, same columns
+    kept = sorted(c.name for c in chunks.glob("chunk-*.parquet"))
+    assert "chunk-00000.parquet" in kept and len(kept) < 3 and not (out / "scenarios.parquet").exists()
 
-
-def test_sigkill_any_moment_then_resume(setup, tmp_path):
-    study, cache, full = setup
-    out = tmp_path / "out"
-    p = _cli(["sweep", study, "--out", out, "--no-progress"], cache)
-    _wait_for(out / "chunks" / "chunk-00000.parquet", p)
-    p.kill()  # SIGKILL: no handler runs, no cleanup
+    # resume, and kill that run (SIGKILL: no handler, no cleanup) once it wrote a chunk
+    p = _cli(["sweep", study, "--out", out, "--resume", "--no-progress"], cache)
+    _wait_for(chunks / "chunk-00001.parquet", p)
+    p.kill()
     p.communicate(timeout=60)
     assert p.returncode == -signal.SIGKILL
-    chunks = out / "chunks"
     # what a kill in the middle of a write leaves: a hidden temporary; and a damaged chunk
     # file (disk trouble) under a final name. Neither may be taken for results.
-    (chunks / ".chunk-00001.parquet.x1y2.tmp").write_bytes(b"PAR1 half a file")
+    (chunks / ".chunk-00002.parquet.x1y2.tmp").write_bytes(b"PAR1 half a file")
     good = (chunks / "chunk-00000.parquet").read_bytes()
     (chunks / "chunk-00000.parquet").write_bytes(good[: len(good) // 2])
     rc, text = _run(["sweep", study, "--out", out, "--resume", "--no-progress"], cache)
     assert rc == 0, text[-3000:]
-    assert table(out).equals(table(full))
+    assert table(out).equals(table(full))  # bit-identical rows, same columns and metadata keys
     assert not list(chunks.glob(".*.tmp"))  # temporaries cleaned once the sweep is complete
 
 
