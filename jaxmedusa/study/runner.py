@@ -29,6 +29,7 @@ from jaxmedusa.core.params import Settings
 from jaxmedusa.io import tables
 from jaxmedusa.solver.simulate import simulate
 from jaxmedusa.study.design import design
+from jaxmedusa.study.gradients import chunk_gradients, gradient_units
 from jaxmedusa.study.perturb import scenarios_for
 from jaxmedusa.study.spec import Study, StudyError
 from jaxmedusa.study.store import chunk_meta, chunk_path, finalize, status_counts, study_meta
@@ -53,12 +54,19 @@ def device_sharding(n_devices: int | None = None):
     return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("batch")), len(devs)
 
 
-def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, sharding=None):
+def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, sharding=None, columns=None):
     """Simulate [(Scenario, tire, contact)] padded to `chunk_size` (repeating the last item):
     ({metric: numpy [n, ...]}, Samples as numpy [n, S, ...] or None, valid [n, V]) for the
-    n = len(items) real rows."""
+    n = len(items) real rows. A study with gradient columns (study/gradients.py) needs the
+    rows' design values `columns` {parameter: (n,)}; the metrics then hold "gradients":
+    {column: (n,)}."""
     n = len(items)
     size = chunk_size or n
+    if study.outputs.gradients_of:
+        if columns is None:
+            raise ValueError("a study with gradient columns needs the design values of the chunk (columns=...)")
+        metrics, valid, grads = chunk_gradients(study, items, columns, size, sharding)
+        return {**metrics, "gradients": grads}, None, valid
     padded = list(items) + [items[-1]] * (size - n)
     batch, state = build_batch([it[0] for it in padded], study.settings.dt, n_vehicles=study.n_vehicles,
                                tire=[it[1] for it in padded], contact=[it[2] for it in padded])
@@ -166,12 +174,13 @@ def run_study(study: Study, out: str | Path | None = None, batch: int | None = N
         for k in todo:
             sl = slice(k * size, min(n, (k + 1) * size))
             items = scenarios_for(study, {c: cols[c][sl] for c in names}, ids[sl])
-            metrics, samples, valid = run_chunk(study, items, size, sharding)
+            metrics, samples, valid = run_chunk(study, items, size, sharding, {c: cols[c][sl] for c in names})
             if samples is not None:
                 traj = tables.trajectory_table(samples, valid, ids=ids[sl])
                 tables.write_table(traj, out / "trajectories" / f"chunk={k:05d}" / "part-0.parquet")
             table = tables.scenarios_table(ids[sl], {c: cols[c][sl] for c in names}, metrics,
-                                           study.n_vehicles, study.outputs.metrics)
+                                           study.n_vehicles, study.outputs.metrics,
+                                           extra=gradient_units(study, metrics.get("gradients")))
             tables.write_table(table, chunk_path(out, k), tables.provenance({**meta, "jaxmedusa.chunk": str(k)}))
             done_rows += sl.stop - sl.start
             bar.update(task, advance=sl.stop - sl.start)
