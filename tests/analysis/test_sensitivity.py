@@ -87,8 +87,12 @@ def test_analyse_sobol_and_morris_recover_closed_form():
     mu = tm[tm["index"] == "mu_star"].set_index("parameter")["value"]
     # elementary effects: x1 linear -> exactly A; x3 absent -> exactly 0 (round-off only)
     assert mu["x1"] == pytest.approx(A, rel=1e-9) and mu["x3"] == pytest.approx(0.0, abs=1e-9)
-    # x2: EE = B (2 x + delta), delta = 2/3, x in {0, 1/3}: mean B (2/3 + 1/3) = B
-    assert mu["x2"] == pytest.approx(B, rel=1e-9)
+    # x2: the effect of a step x -> x + delta (delta = 2/3 on the 4-level grid) is
+    # B ((x + delta)^2 - x^2) / delta = B (2 x + delta), x the lower end of the step
+    traj = xm.reshape(64, 4, 3)
+    lows = [min(t[k, 1], t[k + 1, 1]) for t in traj for k in range(3) if t[k, 1] != t[k + 1, 1]]
+    assert len(lows) == 64
+    assert mu["x2"] == pytest.approx(np.mean([B * (2 * lo + 2 / 3) for lo in lows]), rel=1e-9)
 
 
 def test_distributions_the_methods_cannot_take_are_rejected_by_name():
