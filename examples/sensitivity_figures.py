@@ -4,13 +4,15 @@
     python examples/sensitivity_figures.py fd          # derivative vs finite differences, both laws
 
 "sobol": bars of S1 and ST with their 95 % intervals, one panel per output.
-"fd": d(vehicle 2's final speed)/d(lateral offset) of the short offset collision of
-tests/data/sens_offset.toml at 6 offsets, by forward mode and by central differences with
-h = 1e-3, 1e-4, 1e-5 m, under the physical law (fixed steps) and MEDUSA's law and step
-control. One forward-mode run per law computes values at x, x +- h and the derivatives.
+"fd": d(vehicle 2's final speed)/d(lateral offset) of a short offset collision (vehicle 2
+0.3 m clear of vehicle 1, 3 m/s slower, 0.3 s) at 6 offsets, by forward mode and by central
+differences with h = 1e-3, 1e-4, 1e-5 m: the physical law with and without its dashpot
+(fixed steps of 2e-4 s) and MEDUSA's law and step control. One forward-mode run per law
+computes values at y, y +- h and the derivatives.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -57,17 +59,19 @@ def sobol_bars(path: str):
     fig.savefig(FIG / "offset_sobol.png", dpi=90)
 
 
-def _derivatives(law: str, control: str, ys):
+def _derivatives(law: str, control: str, ys, dampings=(None,)):
+    """Forward-mode d(v2 final speed)/dy and central differences at HS, per damping [N s/m]
+    (None: the default): (forward [n_damping, n_y], FD [n_damping, n_y, len(HS)])."""
     base, _ = load_scenario(ROOT / "studies" / "medusa" / "offset")
     v1, v2 = base.vehicles
-    import dataclasses
-
     v2 = dataclasses.replace(v2, x=4.3, speed=19.0)
     sc = dataclasses.replace(base, vehicles=[v1, v2])
     dt = 2e-4 if control == "constant" else 5e-5
     settings = Settings(end_time=0.3, dt=dt, contact_law=law, step_control=control)
-    pts = [y + s * h for y in ys for h in (0.0,) + HS for s in ((1,) if h == 0 else (1, -1))]
-    batch, state = build_batch([sc] * len(pts), dt=dt, n_vehicles=2)
+    offs = [0.0] + [s * h for h in HS for s in (1, -1)]
+    pts = [(c, y + o) for c in dampings for y in ys for o in offs]
+    contact = [{} if c is None else {"damping": c} for c, _ in pts]
+    batch, state = build_batch([sc] * len(pts), dt=dt, n_vehicles=2, contact=contact)
     tr = Outcomes()
 
     def f(y):
@@ -75,32 +79,37 @@ def _derivatives(law: str, control: str, ys):
         res = simulate(batch, st, settings, tracker=tr, record=False)
         return summarize_batch(batch, res.final, res.metrics, tr)["final_speed"][:, 1]
 
-    val, tan = jax.jit(lambda y: jax.jvp(f, (y,), (jnp.ones_like(y),)))(jnp.asarray(pts))
-    val, tan = np.asarray(val).reshape(len(ys), -1), np.asarray(tan).reshape(len(ys), -1)
-    fd = np.stack([(val[:, 1 + 2 * j] - val[:, 2 + 2 * j]) / (2 * h) for j, h in enumerate(HS)], 1)
-    return tan[:, 0], fd
+    y = jnp.asarray([p[1] for p in pts])
+    val, tan = jax.jit(lambda y: jax.jvp(f, (y,), (jnp.ones_like(y),)))(y)
+    shape = (len(dampings), len(ys), len(offs))
+    val, tan = np.asarray(val).reshape(shape), np.asarray(tan).reshape(shape)
+    fd = np.stack([(val[..., 1 + 2 * j] - val[..., 2 + 2 * j]) / (2 * h) for j, h in enumerate(HS)], -1)
+    return tan[..., 0], fd
 
 
 def fd_figure():
     ys = np.array([0.25, 0.4, 0.55, 0.7, 0.85, 1.0])
-    fig, axes = plt.subplots(1, 2, figsize=(7, 2.8))
-    rows = []
-    for ax, (law, control) in zip(axes, (("physical", "constant"), ("medusa", "medusa"))):
-        ad, fd = _derivatives(law, control, ys)
-        ax.plot(ys, ad, "ko-", label="forward mode")
+    panels = []
+    ad, fd = _derivatives("physical", "constant", ys, dampings=(None, 0.0))
+    panels += [("physical law (dashpot 1e4 N s/m), fixed dt", ad[0], fd[0]),
+               ("physical law without dashpot, fixed dt", ad[1], fd[1])]
+    ad, fd = _derivatives("medusa", "medusa", ys)
+    panels.append(("MEDUSA law and step control", ad[0], fd[0]))
+    fig, axes = plt.subplots(1, 3, figsize=(10, 2.9), sharey=True)
+    for ax, (title, a, f) in zip(axes, panels):
+        ax.plot(ys, a, "ko-", label="forward mode")
         for j, h in enumerate(HS):
-            ax.plot(ys, fd[:, j], "x--", label=f"FD h={h:g} m")
-        ax.set_title(f"{law} law, {control} step control", fontsize=8)
+            ax.plot(ys, f[:, j], "x--", label=f"FD h={h:g} m")
+        ax.set_title(title, fontsize=8)
         ax.set_xlabel("lateral offset y [m]", fontsize=8)
         ax.set_yscale("symlog", linthresh=0.1)
-        rows += [(law, y, a, *f) for y, a, f in zip(ys, ad, fd)]
+        for y, x, row in zip(ys, a, f):
+            print(f"{title:45s} y={y:.2f} forward {x:+.4f}  FD " + " ".join(f"{v:+.4f}" for v in row), flush=True)
     axes[0].set_ylabel("d(v2 final speed)/dy [(m/s)/m]", fontsize=8)
-    axes[1].legend(fontsize=6)
+    axes[-1].legend(fontsize=6)
     fig.tight_layout()
     FIG.mkdir(parents=True, exist_ok=True)
-    fig.savefig(FIG / "derivatives_fd.png", dpi=90)
-    for r in rows:
-        print(f"{r[0]:9s} y={r[1]:.2f} forward {r[2]:+.4f}  FD " + " ".join(f"{x:+.4f}" for x in r[3:]))
+    fig.savefig(FIG / "derivatives_fd.png", dpi=80)
 
 
 if __name__ == "__main__":
