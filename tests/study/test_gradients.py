@@ -59,7 +59,8 @@ def test_gradient_columns_match_central_differences(run):
             # 1 %: the issue's bar; central differences with h = 1e-4 have truncation
             # ~h^2 f''' (tiny) and round-off ~1e-15 |f| / h ~ 1e-10 (values <= 25)
             assert np.all(np.abs(g - fd) <= 0.01 * np.abs(fd) + 1e-6), (col, g, fd)
-    assert t["d_v2_delta_v_d_speed_difference"].abs().min() > 0.1  # real dependences, not zeros
+            print(f"{col}: max |forward - FD| / |FD| = {np.max(np.abs(g - fd) / np.maximum(np.abs(fd), 1e-12)):.2e}")
+    assert t["d_v2_delta_v_d_speed_difference"].iloc[:n].abs().min() > 0.1  # real dependences, not zeros
 
 
 def test_dgsm_from_forward_mode_matches_salib_finite_differences(run):
