@@ -236,12 +236,13 @@ def metric_columns(name: str, n_vehicles: int) -> list[str]:
 
 
 def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict[str, np.ndarray],
-                    n_vehicles: int, metric_names) -> pa.Table:
+                    n_vehicles: int, metric_names, extra: dict | None = None) -> pa.Table:
     """One row per scenario (module docstring).
 
     sample_ids (N,); parameters {column: (N,)}; metrics: outcome arrays with leading axis N
     ([N] for status/end_time/steps, [N, V, ...] per vehicle) already without padding rows;
-    metric_names: the per-vehicle metrics to include, in order."""
+    metric_names: the per-vehicle metrics to include, in order; extra: {column: ((N,), unit)}
+    appended last (e.g. the gradient columns d_<output>_d_<parameter>)."""
     cols: dict[str, pa.Array] = {"sample_id": pa.array(np.asarray(sample_ids, np.int64))}
     for k, v in parameters.items():
         cols[k] = pa.array(np.asarray(v))
@@ -265,6 +266,9 @@ def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict
             x = a[:, j]
             cols[col] = pa.array(x, mask=None if null is None else null[:, j])
             units[col] = METRIC_UNITS.get(name, "")
+    for col, (x, unit) in (extra or {}).items():
+        cols[col] = pa.array(np.asarray(x, np.float64))
+        units[col] = unit
     fields = [pa.field(k, a.type, metadata={b"unit": units[k].encode()} if units.get(k) else None)
               for k, a in cols.items()]
     return pa.Table.from_arrays(list(cols.values()), schema=pa.schema(fields))

@@ -36,6 +36,7 @@ from jaxmedusa.io import tables
 from jaxmedusa.solver.simulate import Samples, advance, init_metrics, simulate
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 from jaxmedusa.study.design import design
+from jaxmedusa.study.gradients import chunk_gradients, gradient_units
 from jaxmedusa.study.perturb import scenarios_for
 from jaxmedusa.study.spec import Study, StudyError
 from jaxmedusa.study.store import (chunk_meta, chunk_path, finalize, spec_changes, status_counts, study_meta,
@@ -123,13 +124,21 @@ def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record:
     return out, samples
 
 
-def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, sharding=None, on_progress=None):
+def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, sharding=None, on_progress=None,
+              columns=None):
     """Simulate [(Scenario, tire, contact)] padded to `chunk_size` (repeating the last item,
     and further to a multiple of the devices of `sharding`):
     ({metric: numpy [n, ...]}, Samples as numpy [n, S, ...] or None, valid [n, V]) for the
-    n = len(items) real rows. `on_progress(fraction)` as in `simulate_sliced`."""
+    n = len(items) real rows. `on_progress(fraction)` as in `simulate_sliced`. A study with
+    gradient columns (study/gradients.py) needs the rows' design values `columns`
+    {parameter: (n,)}; the metrics then hold "gradients": {column: (n,)}."""
     n = len(items)
     size = chunk_size or n
+    if study.outputs.gradients_of:
+        if columns is None:
+            raise ValueError("a study with gradient columns needs the design values of the chunk (columns=...)")
+        metrics, valid, grads = chunk_gradients(study, items, columns, size, sharding)
+        return {**metrics, "gradients": grads}, None, valid
     n_dev = 1 if sharding is None else len(sharding.mesh.devices.flat)
     size = math.ceil(size / n_dev) * n_dev
     padded = list(items) + [items[-1]] * (size - n)
@@ -302,12 +311,13 @@ def write_chunk(study: Study, out: Path, plan: SweepPlan, k: int, sharding=None,
     sl = plan.rows(k)
     cols = {c: plan.cols[c][sl] for c in plan.cols}
     items = scenarios_for(study, cols, plan.ids[sl])
-    metrics, samples, valid = run_chunk(study, items, plan.size, sharding, on_progress)
+    metrics, samples, valid = run_chunk(study, items, plan.size, sharding, on_progress, cols)
     meta = tables.provenance({**plan.meta, "jaxmedusa.chunk": str(k)})  # every table carries it
     if samples is not None:
         traj = tables.trajectory_table(samples, valid, ids=plan.ids[sl])
         tables.write_table(traj, Path(out) / "trajectories" / f"chunk={k:05d}" / "part-0.parquet", meta)
-    table = tables.scenarios_table(plan.ids[sl], cols, metrics, study.n_vehicles, study.outputs.metrics)
+    table = tables.scenarios_table(plan.ids[sl], cols, metrics, study.n_vehicles, study.outputs.metrics,
+                                   extra=gradient_units(study, metrics.get("gradients")))
     tables.write_table(table, chunk_path(out, k), meta)
     return sl.stop - sl.start
 
