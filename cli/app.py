@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from jaxmedusa_cli import run_commands, study_commands
+from jaxmedusa_cli import fit_commands, run_commands, study_commands
 
 app = typer.Typer(add_completion=False, no_args_is_help=False,
                   help="MEDUSA platoon driving and collision dynamics in JAX: runs, sweeps, studies.")
@@ -24,6 +24,7 @@ def main(ctx: typer.Context) -> None:
 
 run_commands.register(app)
 study_commands.register(app)
+fit_commands.register(app)
 
 
 if __name__ == "__main__":  # pragma: no cover
