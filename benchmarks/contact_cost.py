@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 
 import jaxmedusa  # noqa: F401  (float64)
-from jaxmedusa.contact import cold_warm, gauge, pair_geometry
+from jaxmedusa.contact.shapes import cold_warm, gauge, pair_geometry
 
 AX1 = np.array([2.5, 0.9, 0.7])
 AX2 = np.array([2.3, 0.85, 0.7])

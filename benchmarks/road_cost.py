@@ -6,7 +6,7 @@
    over time (as the integrator calls it: warm-started from the previous (seg, s)), the
    vehicles driving along the §3.6 banked road (extended, studies/medusa/banked/road.dat)
    at 12-30 m/s with lateral offsets, so that segment changes happen during the run.
-2. The whole integrator step (integrate.scenario_step, no contact) of single-vehicle
+2. The whole integrator step (solver.step.scenario_step, no contact) of single-vehicle
    scenarios (the §3.6 car, vmapped over scenarios) on that road and on the flat plane.
 float64 on the default JAX backend (CPU here). Prints Markdown table rows (best of
 `repeats`, compile time separately).
@@ -23,8 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxmedusa  # noqa: F401  (float64)
-from jaxmedusa import road as road_mod
-from jaxmedusa.scenario import RoadSpec
+from jaxmedusa.core.scenario import RoadSpec
+from jaxmedusa.physics import road as road_mod
 
 BANKED = ((0, 0, 0, 5), (30, 0, 0, 2.5), (60, 0, 0, -4), (90, 0, 0, 0), (200, 0, 0, 0), (400, 0, 0, 0), (800, 0, 0, 0))
 DT = 5e-3  # [s] per scanned step: large, so that the vehicles cross nodes during the run
@@ -71,9 +71,9 @@ def bench(road, n_vehicles, n_steps, repeats):
 def bench_step(road_spec, n_scenarios, n_steps, repeats):
     """us per scanned step of jax.vmap(scenario_step) over n_scenarios copies of the §3.6 car."""
     from jaxmedusa.build import build_batch
-    from jaxmedusa.inputs import load_scenario
-    from jaxmedusa.integrate import scenario_step
-    from jaxmedusa.params import Settings
+    from jaxmedusa.core.params import Settings
+    from jaxmedusa.io.scenario_toml import load_scenario
+    from jaxmedusa.solver.step import scenario_step
     import dataclasses
 
     sc, _ = load_scenario(Path(__file__).resolve().parents[1] / "studies" / "medusa" / "banked")

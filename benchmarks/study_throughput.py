@@ -26,13 +26,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from jaxmedusa import io as io_mod  # noqa: E402
+from jaxmedusa.build import build_batch  # noqa: E402
+from jaxmedusa.io import tables as io_mod  # noqa: E402
 from jaxmedusa import study as S  # noqa: E402
+from jaxmedusa.study.runner import device_sharding, run_batch  # noqa: E402
 
 
 def measure(study: S.Study, b: int, repeats: int) -> dict:
     n_dev = jax.local_device_count()
-    sharding, n_dev = S._sharding()
+    sharding, n_dev = device_sharding()
     ids, cols = S.design(study)
     need = b * (repeats + 1)
     if len(ids) < need:
@@ -44,12 +46,13 @@ def measure(study: S.Study, b: int, repeats: int) -> dict:
         sl = slice(k * b, (k + 1) * b)
         items = S.scenarios_for(study, {c: v[sl] for c, v in cols.items()}, ids[sl])
         t1 = time.perf_counter()
-        batch, state = S.build_scenarios(items, study.settings.dt, n_vehicles=study.n_vehicles)
+        batch, state = build_batch([it[0] for it in items], study.settings.dt, n_vehicles=study.n_vehicles,
+                                   tire=[it[1] for it in items], contact=[it[2] for it in items])
         if sharding is not None:
             batch, state = jax.device_put((batch, state), sharding)
         jax.block_until_ready((batch, state))
         t2 = time.perf_counter()
-        metrics, _ = S._run_chunk(batch, state, study.settings, study.tracker, rec)
+        metrics, _ = run_batch(batch, state, study.settings, study.tracker, rec)
         metrics = jax.device_get(metrics)
         t3 = time.perf_counter()
         table = io_mod.scenarios_table(ids[sl], {c: v[sl] for c, v in cols.items()}, metrics,

@@ -18,10 +18,10 @@ import numpy as np
 
 import jaxmedusa
 from jaxmedusa.build import build_batch
-from jaxmedusa.legacy import read_models
-from jaxmedusa.params import Settings
-from jaxmedusa.scenario import DriverTable, Scenario, VehicleSpec
-from jaxmedusa.simulate import simulate
+from jaxmedusa.core.params import Settings
+from jaxmedusa.core.scenario import DriverTable, Scenario, VehicleSpec
+from jaxmedusa.io.medusa_files import read_models
+from jaxmedusa.solver.simulate import simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -19,12 +19,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmedusa.core.params import (CONTACT_DEFAULTS, Batch, ContactParams, DriverParams, contact_params,
-                                   vehicle_params)
+from jaxmedusa.core.params import CONTACT_DEFAULTS, Batch, ContactParams, DriverParams, contact_params
 from jaxmedusa.core.scenario import DriverTable, Scenario
 from jaxmedusa.core.state import CONTACT_WARM_SIZE, PairState, ScenarioClock, SimState, VehicleState, pair_indices
 from jaxmedusa.core.status import Status
 from jaxmedusa.physics import road as road_mod
+from jaxmedusa.physics.tire import TIRES
+from jaxmedusa.physics.vehicle import vehicle_params
 
 __all__ = ["build_batch", "initial_state", "table_arrays", "table_length", "initial_directors"]
 
@@ -87,8 +88,9 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
     All scenarios must share the road kind (flat, or spline with the same number of
     points). `n_vehicles` pads to a fixed vehicle count. `contact`: ContactParams or a dict
     of contact parameters (default core.params.CONTACT_DEFAULTS), or a list with one per
-    scenario. `tire`: a dict of tire parameters (default Goodyear 185SR14), or a list with
-    one per scenario.
+    scenario. `tire`: a dict of parameters of the vehicles' tire model (default: the model's
+    defaults, Goodyear 185SR14 for CALSPAN), or a list with one per scenario. The tire model of
+    each vehicle is its ModelSpec.tire_model (physics.tire.TIRES).
     """
     b = len(scenarios)
     if b == 0:
@@ -105,6 +107,10 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
     flat = kinds.pop()
     tires = [t or None for t in _per_scenario(tire, b, "tire")]
     contacts = [_contact_dict(c) for c in _per_scenario(contact, b, "contact")]
+    used = {sc.models[v.model].tire_model for sc in scenarios for v in sc.vehicles}
+    for name in used:
+        TIRES.resolve(name, where="ModelSpec.tire_model")
+    tire_models = tuple(n for n in TIRES if n in used)  # static: the tire models of this batch
 
     vp_cache, vp_list, vp_idx = {}, [], np.zeros((b, n_v), np.int64)
     road_cache, road_list, road_idx = {}, [], np.zeros(b, np.int64)
@@ -129,7 +135,7 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
             mk = _key(model) + tkey
             if mk not in vp_cache:
                 vp_cache[mk] = len(vp_list)
-                vp_list.append(_np_tree(vehicle_params(model, tires[i])))
+                vp_list.append(_np_tree(vehicle_params(model, tires[i], tire_models)))
             vp_idx[i, j] = vp_cache[mk]
             drv["st"][i, j], drv["sv"][i, j], drv_lin["sl"][i, j] = table_arrays(veh.steering, k, math.pi / 180.0)
             drv["vt"][i, j], drv["vv"][i, j], drv_lin["vl"][i, j] = table_arrays(veh.tire_speed, k, 1.0)
@@ -143,7 +149,8 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
         return jax.tree.map(lambda x: x[idx], stacked)
 
     f64 = partial(jnp.asarray, dtype=jnp.float64)
-    vehicle = jax.tree.map(f64, gather(vp_list, vp_idx))
+    keep_ints = lambda x: jnp.asarray(x) if np.issubdtype(x.dtype, np.integer) else f64(x)  # noqa: E731 (TireSet.index)
+    vehicle = jax.tree.map(keep_ints, gather(vp_list, vp_idx))
     driver = DriverParams(f64(drv["st"]), f64(drv["sv"]), f64(drv_lin["sl"]),
                           f64(drv["vt"]), f64(drv["vv"]), f64(drv_lin["vl"]))
     cnames = [f.name for f in dataclasses.fields(ContactParams)]

@@ -15,6 +15,18 @@ EXAMPLES = ROOT / "studies" / "medusa"
 
 
 @pytest.fixture(scope="session")
+def examples() -> Path:
+    """The folder of the report's example inputs (studies/medusa)."""
+    return EXAMPLES
+
+
+@pytest.fixture(scope="session")
+def single_scenario():
+    """The factory `single(model, ...)`: a one-vehicle scenario on the flat plane."""
+    return single
+
+
+@pytest.fixture(scope="session")
 def models():
     """The two models of the report's Appendix C model.dat."""
     return read_models(EXAMPLES / "offset" / "model.dat")

@@ -13,9 +13,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmedusa.core.params import GRAVITY, VehicleParams, vehicle_params
+from jaxmedusa.core.params import GRAVITY, VehicleParams
 from jaxmedusa.core.scenario import ModelSpec
-from jaxmedusa.physics.vehicle import vehicle_rates
+from jaxmedusa.physics.vehicle import vehicle_params, vehicle_rates
 
 
 class Equilibrium(NamedTuple):

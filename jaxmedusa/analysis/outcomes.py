@@ -5,7 +5,7 @@
     result = simulate(batch, state0, settings, tracker=tracker, record=False)
     metrics = outcome_arrays(batch, result.final, result.metrics, tracker)  # dict of [B, V] arrays
 
-`Outcomes` is a hashable tracker (see `simulate.py`): `init` and `update` run per scenario
+`Outcomes` is a hashable tracker (solver/trackers.py): `init` and `update` run per scenario
 (vmapped) after every step; `summarize` turns the accumulated state and the final state
 into the metrics below. Everything is branch-free and NaN-free, values and gradients
 (forward mode; the run's while loop has no reverse mode).

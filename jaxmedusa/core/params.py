@@ -1,4 +1,4 @@
-"""Parameter pytrees: vehicle model, tire, driver inputs, contact law; and simulation settings.
+"""Parameter pytrees: vehicle model, tire set, driver inputs, contact law; simulation settings; Batch.
 
 Every array field of a per-vehicle pytree has leading axes [batch, vehicle] once batched
 (`build.py` stacks them). Field shapes below are for one vehicle.
@@ -11,69 +11,24 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmedusa.core.pytree import pytree_dataclass
-from jaxmedusa.core.scenario import ModelSpec
 
 GRAVITY = 9.81  # [m/s^2], vehicle.c hard-codes 9.81
 
 
-@pytree_dataclass
-class TireParams:
-    """CALSPAN/STI tire parameters, eqs (1.20)-(1.26). Scalars per tire (all four tires alike).
+@pytree_dataclass(meta=("models",))
+class TireSet:
+    """The tires of one vehicle: which of the batch's tire models it uses, and their parameters.
 
-    a0 [N], a1 [-], a2 [N], b1 [1/N], b3 [-], b4 [1/N^2], cs_fz [-], sn_t, sn_p [-],
-    fz_t [lbs], t_w [in], t_p [psi] (non-SI as in the report), k_mu [-], c1..c4 [-].
+    models: static tuple of the tire-model names present in the batch (physics.tire.TIRES),
+        the same for every vehicle of a batch; index: () int32, this vehicle's model, an
+        index into `models`; params: one parameter pytree per entry of `models` (those of
+        the models this vehicle does not use hold that model's defaults). With one model
+        the tire force is a direct call; with several it is a `lax.switch` on `index`.
     """
 
-    a0: jnp.ndarray
-    a1: jnp.ndarray
-    a2: jnp.ndarray
-    b1: jnp.ndarray
-    b3: jnp.ndarray
-    b4: jnp.ndarray
-    cs_fz: jnp.ndarray
-    sn_t: jnp.ndarray
-    sn_p: jnp.ndarray
-    fz_t: jnp.ndarray
-    t_w: jnp.ndarray
-    t_p: jnp.ndarray
-    k_mu: jnp.ndarray
-    c1: jnp.ndarray
-    c2: jnp.ndarray
-    c3: jnp.ndarray
-    c4: jnp.ndarray
-
-
-# Goodyear 185SR14, eqs (1.24)-(1.26), with the digits of vehicle.c's #defines.
-GOODYEAR_185SR14 = dict(
-    a0=7092.7808,  # 1583.21*4.48
-    a1=11.94,
-    a2=13571.0848,  # 3029.26*4.48
-    b1=-0.0000254464285714286,  # -1.140E-04/4.48
-    b3=1.007,
-    b4=-5.2913743622449e-11,  # -1.062E-09/4.48/4.48
-    cs_fz=18.0,
-    sn_t=85.0,
-    sn_p=85.0,
-    fz_t=1160.0,
-    t_w=5.0,
-    t_p=28.0,
-    k_mu=0.2,
-    c1=0.535,
-    c2=1.05,
-    c3=1.15,
-    c4=0.8,
-)
-
-
-def tire_params(values: dict | None = None) -> TireParams:
-    """TireParams from a dict of floats (default: Goodyear 185SR14)."""
-    v = dict(GOODYEAR_185SR14)
-    if values:
-        unknown = set(values) - set(v)
-        if unknown:
-            raise ValueError(f"unknown tire parameter(s) {sorted(unknown)}; expected {sorted(v)}")
-        v.update(values)
-    return TireParams(**{k: np.asarray(float(x)) for k, x in v.items()})
+    models: tuple
+    index: jnp.ndarray
+    params: tuple
 
 
 @pytree_dataclass
@@ -100,7 +55,7 @@ class VehicleParams:
     contact_axes: jnp.ndarray
     eq_r3: jnp.ndarray
     eq_F: jnp.ndarray
-    tire: TireParams
+    tire: TireSet  # the tire model(s) and parameters (all four tires alike)
 
 
 def inertia_parameters(ix: float, iy: float, iz: float) -> np.ndarray:
@@ -111,36 +66,6 @@ def inertia_parameters(ix: float, iy: float, iz: float) -> np.ndarray:
 def lame_constants(young: float, nu: float) -> tuple[float, float]:
     """Lame constants (lambda, mu) from E and nu, eq (1.13)."""
     return young * nu / ((1 + nu) * (1 - 2 * nu)), young / (2 * (1 + nu))
-
-
-def vehicle_params(model: ModelSpec, tire: dict | None = None) -> VehicleParams:
-    """VehicleParams for one ModelSpec, computed as init.c `read_models()` does."""
-    m = model
-    X = np.array(
-        [
-            [m.l1, 0.5 * m.track, -m.h1],  # left front
-            [m.l1, -0.5 * m.track, -m.h1],  # right front
-            [-m.l2, 0.5 * m.track, -m.h2],  # left rear
-            [-m.l2, -0.5 * m.track, -m.h2],  # right rear
-        ]
-    )  # eq (1.11)
-    f = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731  (numpy: cheap to stack for big batches)
-    return VehicleParams(
-        mass=f(m.mass),
-        my=f(inertia_parameters(m.ix, m.iy, m.iz)),
-        # init.c: lam = 0.5*vol*E*nu/(1+nu)/(1-2*nu), tm = 0.5*vol*E/(1+nu)
-        lam=f(0.5 * m.volume * m.young * m.nu / (1 + m.nu) / (1 - 2 * m.nu)),
-        tm=f(0.5 * m.volume * m.young / (1 + m.nu)),
-        X=f(X),
-        spring_ref=f(m.spring_ref),
-        C=f([m.c1, m.c1, m.c2, m.c2]),
-        D=f([m.d1, m.d1, m.d2, m.d2]),
-        tau_inv=f(1.0 / m.tire_lag),
-        contact_axes=f(0.5 * np.asarray(m.contact_dims, dtype=float)),
-        eq_r3=f(m.eq_r3),
-        eq_F=f(np.asarray(m.eq_F, dtype=float)),
-        tire=tire_params(tire),
-    )
 
 
 @pytree_dataclass

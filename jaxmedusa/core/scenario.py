@@ -1,7 +1,7 @@
 """Plain-Python scenario descriptions (what the input files say), before they become arrays.
 
-These dataclasses are the meeting point of the readers (`legacy.py`, TOML scenarios),
-the study perturbations (`study.py`) and the array builders (`params.py`, `state.py`).
+These dataclasses are the meeting point of the readers (`io/medusa_files.py`, `io/scenario_toml.py`),
+the study perturbations (`study/perturb.py`) and the builder (`build.py`).
 Units are those of the MEDUSA files: SI, except angles, which are in degrees here
 (ORIENTATION, STEERING, road banking) and become radians when arrays are built.
 Vehicles are numbered from 0 in code (MEDUSA's vehicle 1 is index 0).
@@ -36,6 +36,7 @@ class ModelSpec:
     contact_dims: tuple[float, float, float]  # CONTACT A1 A2 A3: length, width, height [m]
     eq_r3: float  # EQUILIBRIUM R3 [m]
     eq_F: tuple[tuple[float, float, float], ...]  # 3x3, eq_F[j][i] = D(i+1)(j+1): columns are directors
+    tire_model: str = "calspan"  # a name of physics.tire.TIRES (MEDUSA files: always CALSPAN)
 
 
 @dataclass

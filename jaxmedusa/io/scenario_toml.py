@@ -41,6 +41,7 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
     eq_F = [[0.9972, 0.0, 0.0749],    # 3x3, eq_F[j][i] = D(i+1)(j+1): the COLUMNS are
             [0.0, 1.0, 0.0],          # the directors (F = d_i (x) E_i)
             [-0.0748, 0.0, 0.9972]]
+    tire_model = "calspan"            # optional: a tire model of physics.tire.TIRES
 
     [[vehicles]]                      # vehicle 1
     model = 1                         # 1-based, as VEHICLE_HAS_MODEL (required)
@@ -72,7 +73,7 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
     contact_law = "medusa"            # "medusa" | "physical"
     contact_geometry = "superellipsoid"  # "superellipsoid" | "ellipsoid" | "box"
     tires = true
-    # (every other field of params.Settings is accepted too, e.g. dt_min, contact)
+    # (every other field of core.params.Settings is accepted too, e.g. dt_min, contact, step_control)
 
 A driver input (tire_speed, steering_deg) is a number (a constant) or a table
 `{ times = [...], values = [...], kind = "constant" | "linear" }`: times non-decreasing,
@@ -89,6 +90,7 @@ from jaxmedusa.core.scenario import DriverTable, ModelSpec, RoadSpec, Scenario, 
 from jaxmedusa.io.medusa_files import (KEYWORD_FIELDS, MedusaInputError, model_problems, read_medusa_folder, read_models,
                                        read_platoon, read_road)
 from jaxmedusa.io.validation import InputErrors, is_number, simulation_settings
+from jaxmedusa.physics.tire import TIRES
 
 __all__ = ["load_scenario", "scenario_from_dict", "driver_table"]
 
@@ -102,7 +104,7 @@ def load_scenario(path: str | Path) -> tuple[Scenario, dict]:
     """Load a scenario from a MEDUSA folder, a platoon .dat file or a TOML file.
 
     Returns (scenario, settings): settings holds the [simulation] entries found in the
-    TOML file (empty for MEDUSA files), for the caller to pass to `params.Settings`.
+    TOML file (empty for MEDUSA files), for the caller to pass to `core.params.Settings`.
     """
     path = Path(path)
     if path.is_dir():
@@ -214,10 +216,14 @@ def _model(t, where: str, err: InputErrors, base: ModelSpec | None = None) -> Mo
     values = dataclasses.asdict(base) if base is not None else {}
     for f in _MODEL_FIELDS:
         if f not in t:
-            if base is None:
+            if base is None and f != "tire_model":  # tire_model is optional (default CALSPAN)
                 err.fail(f"{where}.{f}", "missing")
             continue
-        if f == "contact_dims":
+        if f == "tire_model":
+            values[f] = err.string(t[f], f"{where}.{f}")
+            if values[f] not in TIRES:
+                err.fail(f"{where}.{f}", f"unknown tire model {values[f]!r}; valid: {', '.join(TIRES.names())}")
+        elif f == "contact_dims":
             dims = err.array(t[f], f"{where}.{f}")
             if len(dims) != 3:
                 err.fail(f"{where}.{f}", f"3 numbers [A1, A2, A3] expected, got {dims!r}")

@@ -9,9 +9,12 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jaxmedusa.core.params import GRAVITY, VehicleParams
+import numpy as np
+
+from jaxmedusa.core.params import GRAVITY, VehicleParams, inertia_parameters
+from jaxmedusa.core.scenario import ModelSpec
 from jaxmedusa.physics.road import road_frame
-from jaxmedusa.physics.tire.calspan import tire_forces
+from jaxmedusa.physics.tire import tire_forces, tire_set
 
 FREE_ROLLING_SPEED = 0.1  # init.c: driven = |TIRE_SPEED| > 0.1 [m/s]
 # Below this in-plane wheel speed [m/s] the slip angle is taken as 0, as C's atan2(0, 0) gives
@@ -100,7 +103,7 @@ def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg
     vx_safe = jnp.where(vx == 0.0, 1.0, vx)
     slip = jnp.where(driven & (vx != 0.0), 1.0 - tire_speed / vx_safe, jnp.where(driven, -1.0, 0.0))  # eq (1.19)
     if tires:
-        fx, fy = tire_forces(fz, alpha_lag, slip, p.tire)  # lagged slip angle replaces alpha (Remark 4)
+        fx, fy = tire_forces(p.tire, fz, alpha_lag, slip)  # lagged slip angle replaces alpha (Remark 4)
     else:
         fx = fy = jnp.zeros(4)
     fx = jnp.where(loaded, fx, 0.0)
@@ -132,3 +135,37 @@ def energy_medusa(p: VehicleParams, r, F, v, W):
 def energy_total(p: VehicleParams, r, F, v, W):
     """Total energy E of eqs (1.33)-(1.34) in full [J] (MEDUSA's figure plus m v.v/2)."""
     return energy_medusa(p, r, F, v, W) + 0.5 * p.mass * jnp.dot(v, v)
+
+
+def vehicle_params(model: ModelSpec, tire: dict | None = None, tire_models: tuple[str, ...] | None = None
+                   ) -> VehicleParams:
+    """VehicleParams for one ModelSpec, computed as init.c `read_models()` does. `tire`
+    overrides parameters of the model's tire model (ModelSpec.tire_model, default Goodyear
+    185SR14 for "calspan"); `tire_models` are the tire models present in the batch
+    (default: just this one), see core.params.TireSet."""
+    m = model
+    X = np.array(
+        [
+            [m.l1, 0.5 * m.track, -m.h1],  # left front
+            [m.l1, -0.5 * m.track, -m.h1],  # right front
+            [-m.l2, 0.5 * m.track, -m.h2],  # left rear
+            [-m.l2, -0.5 * m.track, -m.h2],  # right rear
+        ]
+    )  # eq (1.11)
+    f = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731  (numpy: cheap to stack for big batches)
+    return VehicleParams(
+        mass=f(m.mass),
+        my=f(inertia_parameters(m.ix, m.iy, m.iz)),
+        # init.c: lam = 0.5*vol*E*nu/(1+nu)/(1-2*nu), tm = 0.5*vol*E/(1+nu)
+        lam=f(0.5 * m.volume * m.young * m.nu / (1 + m.nu) / (1 - 2 * m.nu)),
+        tm=f(0.5 * m.volume * m.young / (1 + m.nu)),
+        X=f(X),
+        spring_ref=f(m.spring_ref),
+        C=f([m.c1, m.c1, m.c2, m.c2]),
+        D=f([m.d1, m.d1, m.d2, m.d2]),
+        tau_inv=f(1.0 / m.tire_lag),
+        contact_axes=f(0.5 * np.asarray(m.contact_dims, dtype=float)),
+        eq_r3=f(m.eq_r3),
+        eq_F=f(np.asarray(m.eq_F, dtype=float)),
+        tire=tire_set(model.tire_model, tire, tire_models),
+    )

@@ -20,13 +20,13 @@ import jax.numpy as jnp
 from jaxmedusa.contact.stage import contact_stage, no_contact, uses_contact
 from jaxmedusa.contact.types import PairInfo
 from jaxmedusa.core.params import Settings
-from jaxmedusa.core.state import SimState, VehicleState
+from jaxmedusa.core.state import ScenarioClock, SimState, VehicleState
 from jaxmedusa.core.status import Status
 from jaxmedusa.physics.driver import driver_inputs
 from jaxmedusa.physics.vehicle import vehicle_rates
 from jaxmedusa.solver.step_control import STEP_CONTROLS, StepProposal
 
-__all__ = ["scenario_step", "predict", "StepInfo", "contact_stage_for"]
+__all__ = ["scenario_step", "predict", "rates_of_vehicles", "corrector", "step_status", "StepInfo", "contact_stage_for"]
 
 
 class StepInfo(NamedTuple):
@@ -55,38 +55,23 @@ def predict(state: SimState):
     return vs.r + dt * vs.v, vs.F + dt * vs.W
 
 
-def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) -> tuple[SimState, StepInfo]:
-    """One step of main.c `integrate()` for one scenario (no batch axis).
-
-    Predict z1~ = z1 + dt z2; detect contact on the prediction (updating the multipliers);
-    ask the step control (Settings.step_control) whether to take the step, e.g. MEDUSA's:
-    with contact and dt >= DT_MIN, shrink dt by 1.4641 and redo the step later; a taken
-    step is z <- z + dt * rates(z1~, z2, alpha_lag), eq (1.52). `geom` (the
-    contact.types.PairGeometry of this scenario's pairs) may be precomputed by a batched
-    caller; otherwise the contact stage computes it.
-    """
-    control = STEP_CONTROLS.resolve(settings.step_control, where="Settings.step_control")
-    vs, clk = state.vehicles, state.clock
-    dt = clk.dt
-    valid = batch_item.valid
-    r_pred, F_pred = predict(state)
-
-    stage = contact_stage_for(settings, vs.r.shape[0])
-    touching, pairs, c, pair_info, contact_failed = stage(batch_item, r_pred, F_pred, vs.v, vs.W, state.pairs, settings, geom)
-    accept, new_dt, new_hold = control.decide(clk, StepProposal(touching=touching), settings)
-
-    steer, speed = jax.vmap(driver_inputs, in_axes=(0, None))(batch_item.driver, clk.t)
-    rates, _, (seg, s, off_road) = jax.vmap(
+def rates_of_vehicles(batch_item, state: SimState, r_pred, F_pred, settings: Settings):
+    """Vehicle rates of every vehicle of one scenario at (z1~, z2) and the driver inputs at
+    t, vmapped over vehicles: (Rates with leaves [V, ...], (road segment, parameter, off_road))."""
+    vs = state.vehicles
+    steer, speed = jax.vmap(driver_inputs, in_axes=(0, None))(batch_item.driver, state.clock.t)
+    rates, _, tracking = jax.vmap(
         vehicle_rates, in_axes=(0, None, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, None)
     )(batch_item.vehicle, batch_item.road, r_pred, F_pred, vs.v, vs.W, vs.alpha_lag, vs.alpha_rate,
       vs.road_seg, vs.road_s, steer, speed, settings.tires)
+    return rates, tracking
 
-    # A fusion boundary: without it XLA copies the whole rate computation (tires, road) into
-    # each state update and into the finiteness check below, evaluating it several times.
-    rates, c = jax.lax.optimization_barrier((rates, c))
-    m = valid[:, None]  # padding vehicles do not move
+
+def corrector(vs: VehicleState, rates, c, dt, valid, seg, s) -> VehicleState:
+    """z <- z + dt (rates + contact terms), eq (1.52)_4-6; padding vehicles do not move."""
+    m = valid[:, None]
     m33 = valid[:, None, None]
-    new_vs = VehicleState(
+    return VehicleState(
         r=jnp.where(m, vs.r + dt * (rates.dr + c.dr), vs.r),  # eq (1.52)_4
         F=jnp.where(m33, vs.F + dt * (rates.dF + c.dF), vs.F),
         v=jnp.where(m, vs.v + dt * (rates.dv + c.dv), vs.v),  # eq (1.52)_5
@@ -96,19 +81,44 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) ->
         road_seg=jnp.where(valid, seg, vs.road_seg),
         road_s=jnp.where(valid, s, vs.road_s),
     )
-    left_road = jnp.any(off_road & valid)
-    finite = _all_finite(new_vs)
-    # Only an accepted step can fail; a failed scenario keeps its last good state.
-    status = jnp.where(accept & left_road, Status.OFF_ROAD,
-                       jnp.where(accept & jnp.logical_not(finite), Status.NAN,
-                                 jnp.where(accept & contact_failed, Status.CONTACT_NOT_CONVERGED, Status.OK)))
-    status = status.astype(jnp.int32)
-    ok = status == Status.OK
-    take = accept & ok
 
-    clock = clk.__class__(
-        t=jnp.where(take, clk.t + dt, clk.t),
-        dt=jnp.where(ok, new_dt, dt),
+
+def step_status(accept, left_road, new_vs: VehicleState, contact_failed):
+    """Status of an attempt: only an accepted step can fail (off the road, NaN, contact)."""
+    status = jnp.where(accept & left_road, Status.OFF_ROAD,
+                       jnp.where(accept & jnp.logical_not(_all_finite(new_vs)), Status.NAN,
+                                 jnp.where(accept & contact_failed, Status.CONTACT_NOT_CONVERGED, Status.OK)))
+    return status.astype(jnp.int32)
+
+
+def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) -> tuple[SimState, StepInfo]:
+    """One attempt of main.c `integrate()` for one scenario (no batch axis), module docstring:
+    predict -> contact stage -> vehicle rates -> corrector -> step control. A taken step is
+    z <- z + dt * (rates(z1~, z2, alpha_lag) + contact terms), eq (1.52); the step control
+    (Settings.step_control) may instead redo it with a smaller dt (MEDUSA: on contact above
+    DT_MIN). `geom` (the contact.types.PairGeometry of this scenario's pairs) may be
+    precomputed by a batched caller; otherwise the contact stage computes it.
+    """
+    control = STEP_CONTROLS.resolve(settings.step_control, where="Settings.step_control")
+    stage = contact_stage_for(settings, state.vehicles.r.shape[0])
+    vs, clk, valid = state.vehicles, state.clock, batch_item.valid
+
+    r_pred, F_pred = predict(state)
+    touching, pairs, c, pair_info, contact_failed = stage(batch_item, r_pred, F_pred, vs.v, vs.W, state.pairs,
+                                                          settings, geom)
+    rates, (seg, s, off_road) = rates_of_vehicles(batch_item, state, r_pred, F_pred, settings)
+    # A fusion boundary: without it XLA copies the whole rate computation (tires, road) into
+    # each state update and into the finiteness check below, evaluating it several times.
+    rates, c = jax.lax.optimization_barrier((rates, c))
+    new_vs = corrector(vs, rates, c, clk.dt, valid, seg, s)
+    accept, new_dt, new_hold = control.decide(clk, StepProposal(touching=touching), settings)
+
+    status = step_status(accept, jnp.any(off_road & valid), new_vs, contact_failed)
+    ok = status == Status.OK
+    take = accept & ok  # a failed scenario keeps its last good state
+    clock = ScenarioClock(
+        t=jnp.where(take, clk.t + clk.dt, clk.t),
+        dt=jnp.where(ok, new_dt, clk.dt),
         hold=jnp.where(ok, new_hold, clk.hold),
         t_saved=clk.t_saved,
         status=status,
@@ -116,5 +126,5 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) ->
     )
     pairs = jax.tree.map(lambda new, old: jnp.where(ok, new, old), pairs, state.pairs)
     vehicles = jax.tree.map(lambda new, old: jnp.where(take, new, old), new_vs, vs)
-    info = StepInfo(accepted=take, dt=dt, contact_dv=jnp.where(m, c.dv, 0.0), pairs=pair_info)
+    info = StepInfo(accepted=take, dt=clk.dt, contact_dv=jnp.where(valid[:, None], c.dv, 0.0), pairs=pair_info)
     return SimState(vehicles=vehicles, pairs=pairs, clock=clock), info

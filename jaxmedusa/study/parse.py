@@ -12,19 +12,19 @@ Study file (TOML; every key is checked, errors name the key):
     [scenario]                            # the base scenario, either
     path = "medusa/offset"                # a MEDUSA folder, a platoon .dat or a scenario .toml
                                           # (relative to this file), or inline: the schema of a
-                                          # scenario TOML (inputs.py), e.g. [scenario.medusa],
+                                          # scenario TOML (io/scenario_toml.py), e.g. [scenario.medusa],
                                           # [[scenario.vehicles]], [scenario.overrides.vehicles.2]
 
-    [simulation]                          # params.Settings fields; override the scenario's own
+    [simulation]                          # core.params.Settings fields; override the scenario's own
     end_time = 3.0                        # [s]
     dt = 5e-5                             # [s], initial/maximal step
     save_every = 0.01                     # [s], trajectory sample interval
     contact_law = "medusa"                # "medusa" | "physical"
     contact_geometry = "superellipsoid"   # "superellipsoid" | "ellipsoid" | "box"
 
-    [contact]                             # base contact parameters (params.contact_params)
+    [contact]                             # base contact parameters (core.params.CONTACT_DEFAULTS)
     p1 = 2e4                              # p1, p2, stiffness, damping, eps1, eps2
-    [tire]                                # base tire parameters (params.GOODYEAR_185SR14 keys)
+    [tire]                                # base CALSPAN tire parameters (physics.tire.calspan.GOODYEAR_185SR14 keys)
 
     [sampler]
     kind = "sobol"                        # "grid" | "random" | "lhs" | "sobol"
@@ -73,7 +73,7 @@ repeating its last scenario, padding rows dropped), so the run compiles once. Ea
 is one jitted call over all local devices (the batch axis sharded over a 1-D mesh) and is
 written atomically to <out>/chunks/chunk-NNNNN.parquet; `resume` skips chunks already
 written by the same study and chunk size; `shard=(i, n)` runs chunks k with k % n == i.
-When every chunk is there, <out>/scenarios.parquet is written (io.scenarios_table).
+When every chunk is there, <out>/scenarios.parquet is written (io.tables.scenarios_table).
 """
 
 from __future__ import annotations
@@ -85,10 +85,11 @@ import tomllib
 from pathlib import Path
 
 from jaxmedusa.analysis.outcomes import VEHICLE_METRICS
-from jaxmedusa.core.params import CONTACT_DEFAULTS, GOODYEAR_185SR14, Settings
+from jaxmedusa.core.params import CONTACT_DEFAULTS, Settings
 from jaxmedusa.core.scenario import ModelSpec, Scenario
 from jaxmedusa.io.scenario_toml import load_scenario, scenario_from_dict
 from jaxmedusa.io.validation import InputErrors, simulation_settings
+from jaxmedusa.physics.tire.calspan import GOODYEAR_185SR14
 from jaxmedusa.study.design import SAMPLERS, design
 from jaxmedusa.study.perturb import scenario_for, scenarios_for
 from jaxmedusa.study.spec import (METRIC_GROUPS, Distribution, Outputs, Parameter, Sampler, Study, StudyError, Target,
@@ -105,7 +106,7 @@ _VEHICLE_FIELDS = {"x": "x", "y": "y", "speed": "speed", "heading": "orientation
                    "orientation_deg": "orientation", "orientation": "orientation"}
 _DRIVER_FIELDS = ("tire_speed", "steering_deg")
 _ROAD_COORDS = {"x": 0, "y": 1, "z": 2, "bank": 3, "bank_deg": 3}
-_MODEL_SCALARS = [f.name for f in dataclasses.fields(ModelSpec) if f.name not in ("contact_dims", "eq_F")]
+_MODEL_SCALARS = [f.name for f in dataclasses.fields(ModelSpec) if f.name not in ("contact_dims", "eq_F", "tire_model")]
 
 
 def load_study(path: str | Path) -> Study:

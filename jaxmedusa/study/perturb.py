@@ -10,10 +10,10 @@ import math
 
 import numpy as np
 
-from jaxmedusa.core.params import GOODYEAR_185SR14
 from jaxmedusa.core.scenario import DriverTable, RoadSpec, Scenario
 from jaxmedusa.io.medusa_files import KEYWORD_FIELDS, model_problems
 from jaxmedusa.physics.road import validate_points
+from jaxmedusa.physics.tire.calspan import GOODYEAR_185SR14
 from jaxmedusa.study.spec import Study, StudyError, Target, check_contact
 
 __all__ = ["scenario_for", "scenarios_for"]

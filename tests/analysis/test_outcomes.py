@@ -23,7 +23,7 @@ from jaxmedusa.core.pytree import replace
 from jaxmedusa.core.scenario import DriverTable, RoadSpec, Scenario, VehicleSpec
 from jaxmedusa.solver.simulate import simulate
 
-HAS_CONTACT = importlib.util.find_spec("jaxmedusa.contact_step") is not None
+HAS_CONTACT = importlib.util.find_spec("jaxmedusa.contact.stage") is not None
 warnings.filterwarnings("ignore", message=".*runs backwards.*")
 TRACKER = Outcomes()
 INIT, UPDATE, SUMMARIZE = (jax.jit(f) for f in (TRACKER.init, TRACKER.update, TRACKER.summarize))
@@ -192,7 +192,7 @@ kind = "grid"
 """
 
 
-@pytest.mark.skipif(not HAS_CONTACT, reason="vehicle contact (jaxmedusa.contact_step) not there yet")
+@pytest.mark.skipif(not HAS_CONTACT, reason="vehicle contact (jaxmedusa.contact.stage) not there yet")
 def test_rear_end_delta_v_and_pdof(tmp_path):
     """Through a whole sweep (table columns): equal masses, collinear rear-end: delta-V equal
     and opposite, PDOF 12 o'clock (striking vehicle 1) and 6 o'clock (struck vehicle 2)."""

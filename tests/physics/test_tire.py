@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmedusa.core.params import GOODYEAR_185SR14, tire_params
+from jaxmedusa.physics.tire.calspan import GOODYEAR_185SR14, tire_params
 from jaxmedusa.physics.tire.calspan import cornering_stiffness, peak_friction, tire_forces
 
 TP = tire_params()

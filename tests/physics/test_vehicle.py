@@ -6,7 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmedusa.core.params import inertia_parameters, lame_constants, vehicle_params
+from jaxmedusa.core.params import inertia_parameters, lame_constants
+from jaxmedusa.physics.vehicle import vehicle_params
 from jaxmedusa.core.safe_math import orientation_angles
 from jaxmedusa.physics.vehicle import energy_medusa, energy_total, intrinsic_director_forces, stored_energy, wheel_headings
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from jaxmedusa.build import build_batch
-from jaxmedusa.core.params import Settings, vehicle_params
+from jaxmedusa.core.params import Settings
+from jaxmedusa.physics.vehicle import vehicle_params
 from jaxmedusa.solver.simulate import simulate
 from jaxmedusa.core.status import Status
 from jaxmedusa.physics.tire.calspan import cornering_stiffness
@@ -82,8 +83,8 @@ def test_steady_turn_matches_linear_single_track_model(model1_at_equilibrium):
     p = vehicle_params(m)
     L = m.l1 + m.l2
     w = m.mass * 9.81
-    cf = 2 * float(cornering_stiffness(w * m.l2 / L / 2, p.tire))
-    cr = 2 * float(cornering_stiffness(w * m.l1 / L / 2, p.tire))
+    cf = 2 * float(cornering_stiffness(w * m.l2 / L / 2, p.tire.params[0]))
+    cr = 2 * float(cornering_stiffness(w * m.l1 / L / 2, p.tire.params[0]))
     k_us = m.mass * m.l2 / (L * cf) - m.mass * m.l1 / (L * cr)
     expected = u * math.radians(delta_deg) / (L + k_us * u * u)
     assert np.mean(yaw_rate[late]) > 0  # positive steering turns left

@@ -1,7 +1,50 @@
 """Tire models: the force of one tire from its load, slip angle and longitudinal slip.
 
-calspan.py is MEDUSA's CALSPAN/STI model (eqs 1.19-1.26).
-"""
-from jaxmedusa.physics.tire.calspan import cornering_stiffness, peak_friction, tire_forces
+TIRES maps model names (ModelSpec.tire_model, `tire_model = "..."` in a scenario's
+[[models]]) to `TireModel`s; calspan.py is MEDUSA's CALSPAN/STI model (eqs 1.19-1.26).
+Each vehicle carries a core.params.TireSet: the static tuple of the models present in its
+batch, its own model's index and every model's parameters; `tire_forces` dispatches on it
+(a direct call when the batch has one model, `lax.switch` otherwise).
 
-__all__ = ["tire_forces", "cornering_stiffness", "peak_friction"]
+Adding a tire model: one file here defining `MODEL = TireModel(name, forces, params,
+defaults)` and one `TIRES.register` line below. docs/architecture.md has the checklist.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import numpy as np
+
+from jaxmedusa.core.params import TireSet
+from jaxmedusa.core.registry import Registry
+from jaxmedusa.physics.tire import calspan
+from jaxmedusa.physics.tire.model import TireModel
+
+__all__ = ["TIRES", "TireModel", "tire_forces", "tire_set"]
+
+TIRES: Registry[TireModel] = Registry("tire model")
+TIRES.register("calspan", calspan.MODEL)  # MEDUSA's CALSPAN/STI tire (the default)
+
+
+def tire_set(model: str, values: dict | None = None, models: tuple[str, ...] | None = None) -> TireSet:
+    """The TireSet of a vehicle whose tire model is `model` with parameter overrides
+    `values`, in a batch whose models are `models` (default: just `model`)."""
+    models = tuple(models or (model,))
+    if model not in models:
+        raise ValueError(f"tire model {model!r} is not among the batch's models {models}")
+    params = tuple(TIRES.resolve(m, where="tire model").params(values if m == model else None) for m in models)
+    return TireSet(models=models, index=np.asarray(models.index(model), np.int32), params=params)
+
+
+def _call(forces, params, fz, alpha, s):
+    return forces(fz, alpha, s, params)
+
+
+def tire_forces(tires: TireSet, fz, alpha, s):
+    """(fx, fy) [N] of the four tires of one vehicle with the model its TireSet selects."""
+    models = [TIRES.resolve(n, where="TireSet.models") for n in tires.models]
+    if len(models) == 1:  # the usual case: no dispatch at all
+        return models[0].forces(fz, alpha, s, tires.params[0])
+    branches = [partial(_call, m.forces, p) for m, p in zip(models, tires.params)]
+    return jax.lax.switch(tires.index, branches, fz, alpha, s)

@@ -7,8 +7,74 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jaxmedusa.core.params import TireParams
+import numpy as np
+
+from jaxmedusa.core.pytree import pytree_dataclass
 from jaxmedusa.core.safe_math import safe_hypot
+from jaxmedusa.physics.tire.model import TireModel
+
+__all__ = ["TireParams", "GOODYEAR_185SR14", "tire_params", "tire_forces", "contact_patch_length", "peak_friction",
+           "cornering_stiffness", "MODEL"]
+
+
+@pytree_dataclass
+class TireParams:
+    """CALSPAN/STI tire parameters, eqs (1.20)-(1.26). Scalars per tire (all four tires alike).
+
+    a0 [N], a1 [-], a2 [N], b1 [1/N], b3 [-], b4 [1/N^2], cs_fz [-], sn_t, sn_p [-],
+    fz_t [lbs], t_w [in], t_p [psi] (non-SI as in the report), k_mu [-], c1..c4 [-].
+    """
+
+    a0: jnp.ndarray
+    a1: jnp.ndarray
+    a2: jnp.ndarray
+    b1: jnp.ndarray
+    b3: jnp.ndarray
+    b4: jnp.ndarray
+    cs_fz: jnp.ndarray
+    sn_t: jnp.ndarray
+    sn_p: jnp.ndarray
+    fz_t: jnp.ndarray
+    t_w: jnp.ndarray
+    t_p: jnp.ndarray
+    k_mu: jnp.ndarray
+    c1: jnp.ndarray
+    c2: jnp.ndarray
+    c3: jnp.ndarray
+    c4: jnp.ndarray
+
+
+# Goodyear 185SR14, eqs (1.24)-(1.26), with the digits of vehicle.c's #defines.
+GOODYEAR_185SR14 = dict(
+    a0=7092.7808,  # 1583.21*4.48
+    a1=11.94,
+    a2=13571.0848,  # 3029.26*4.48
+    b1=-0.0000254464285714286,  # -1.140E-04/4.48
+    b3=1.007,
+    b4=-5.2913743622449e-11,  # -1.062E-09/4.48/4.48
+    cs_fz=18.0,
+    sn_t=85.0,
+    sn_p=85.0,
+    fz_t=1160.0,
+    t_w=5.0,
+    t_p=28.0,
+    k_mu=0.2,
+    c1=0.535,
+    c2=1.05,
+    c3=1.15,
+    c4=0.8,
+)
+
+
+def tire_params(values: dict | None = None) -> TireParams:
+    """TireParams from a dict of floats (default: Goodyear 185SR14)."""
+    v = dict(GOODYEAR_185SR14)
+    if values:
+        unknown = set(values) - set(v)
+        if unknown:
+            raise ValueError(f"unknown tire parameter(s) {sorted(unknown)}; expected {sorted(v)}")
+        v.update(values)
+    return TireParams(**{k: np.asarray(float(x)) for k, x in v.items()})
 
 
 def contact_patch_length(fz, tp: TireParams):
@@ -68,3 +134,6 @@ def cornering_stiffness(fz, tp: TireParams):
     ap0 = contact_patch_length(fz, tp)
     ks = 2.0 / (ap0 * ap0) * (tp.a0 + tp.a1 * fz - tp.a1 / tp.a2 * fz * fz)
     return 0.5 * ks * ap0 * ap0
+
+
+MODEL = TireModel(name="calspan", forces=tire_forces, params=tire_params, defaults=GOODYEAR_185SR14)
