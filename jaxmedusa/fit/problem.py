@@ -37,12 +37,18 @@ from jaxmedusa.physics import road as road_mod
 from jaxmedusa.fit.observe import ObservationTracker, Observed
 from jaxmedusa.solver.simulate import finish, init_metrics, simulate
 
-__all__ = ["FitProblem", "FAILED_RESIDUAL"]
+__all__ = ["FitProblem", "FAILED_RESIDUAL", "wrap_degrees"]
 
 # Residual of every observation when the run fails: far above any residual of a run that
 # stays within a few hundred standard deviations of the data, so a failing trial point
 # always loses against the current one.
 FAILED_RESIDUAL = 1e6
+
+
+def wrap_degrees(d):
+    """Angle differences [deg] wrapped to (-180, 180]: a heading of 359.9 deg observed as
+    -0.1 deg is a residual of 0. Smooth everywhere except at +-180 deg itself."""
+    return jnp.rad2deg(jnp.arctan2(jnp.sin(jnp.deg2rad(d)), jnp.cos(jnp.deg2rad(d))))
 
 
 class FitProblem:
@@ -189,8 +195,7 @@ class FitProblem:
         A failed run (status not ok) gives FAILED_RESIDUAL everywhere (module docstring)."""
         pred, ok = self.predict(x)
         d = pred - self._value
-        wrapped = jnp.rad2deg(jnp.arctan2(jnp.sin(jnp.deg2rad(d)), jnp.cos(jnp.deg2rad(d))))
-        d = jnp.where(self._is_heading, wrapped, d)
+        d = jnp.where(self._is_heading, wrap_degrees(d), d)
         return jnp.where(ok, d / self._sigma, FAILED_RESIDUAL)
 
     def residuals_z(self, z, args=None):
