@@ -44,6 +44,7 @@ END_TIME = 2.0  # [s]: past the first touch of the unsteered run (~1 s); afterwa
 MARGIN = 0.2  # [m] wanted clearance
 SOFT = 0.05  # [m] softplus width: the penalty switches on over a few centimetres
 WEIGHT = 100.0  # penalty weight against (A / 1 deg)^2
+UNUSED_GAP = 1e3  # [m] gap given to unused sample rows: finite (inf gave a NaN slope under jit), far above any real one
 TAU = 0.01  # [m] soft-minimum temperature over the samples (error <= TAU log(samples) = 0.05 m)
 
 
@@ -67,7 +68,7 @@ def least_gap(batch, state, settings, pulse, dims, amplitude):
     """Soft-minimum plan-view gap [m] of vehicles 1 and 2 over the saved samples."""
     s = simulate(with_amplitude(batch, pulse, amplitude), state, settings).samples
     gaps = jax.vmap(lambda r, F: plan_gap(r[0], F[0], dims[0], r[1], F[1], dims[1]))(s.r[0], s.F[0])
-    gaps = jnp.where(s.saved[0], gaps, jnp.inf)  # unused sample rows do not count
+    gaps = jnp.where(s.saved[0], gaps, UNUSED_GAP)  # unused sample rows do not count
     return smooth_min(gaps, TAU)
 
 
@@ -75,7 +76,7 @@ def loss(gap, amplitude):
     return amplitude**2 + WEIGHT * jax.nn.softplus((MARGIN - gap) / SOFT)
 
 
-def design(a0: float = -0.2, steps: int = 40, learning_rate: float = 0.05):
+def design(a0: float = -0.5, steps: int = 30, learning_rate: float = 0.1):
     """Gradient descent on L(A) from A = a0 [deg]; returns (A, history of (A, gap, L))."""
     batch, state, settings, pulse, dims = setup()
 
@@ -92,7 +93,8 @@ def design(a0: float = -0.2, steps: int = 40, learning_rate: float = 0.05):
     for i in range(steps):
         val, slope, gap = value_and_slope(a)
         history.append((float(a), float(gap), float(val)))
-        print(f"step {i:2d}: A = {float(a):+.4f} deg, least gap {float(gap):+.4f} m, L = {float(val):.4f}", flush=True)
+        print(f"step {i:2d}: A = {float(a):+.4f} deg, least gap {float(gap):+.4f} m, L = {float(val):.4f}, "
+              f"dL/dA = {float(slope):+.4g}", flush=True)
         updates, opt_state = opt.update(slope, opt_state)
         a = optax.apply_updates(a, updates)
     return float(a), history
