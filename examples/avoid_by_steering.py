@@ -44,7 +44,7 @@ END_TIME = 2.0  # [s]: past the first touch of the unsteered run (~1 s); afterwa
 MARGIN = 0.2  # [m] wanted clearance
 SOFT = 0.05  # [m] softplus width: the penalty switches on over a few centimetres
 WEIGHT = 100.0  # penalty weight against (A / 1 deg)^2
-UNUSED_GAP = 1e3  # [m] gap given to unused sample rows: finite (inf gave a NaN slope under jit), far above any real one
+UNUSED_GAP = 1e3  # [m] gap given to unused sample rows: far above any real one
 TAU = 0.01  # [m] soft-minimum temperature over the samples (error <= TAU log(samples) = 0.05 m)
 
 
@@ -76,7 +76,7 @@ def loss(gap, amplitude):
     return amplitude**2 + WEIGHT * jax.nn.softplus((MARGIN - gap) / SOFT)
 
 
-def design(a0: float = -0.5, steps: int = 30, learning_rate: float = 0.1):
+def design(a0: float = -0.5, steps: int = 20, learning_rate: float = 0.15):
     """Gradient descent on L(A) from A = a0 [deg]; returns (A, history of (A, gap, L))."""
     batch, state, settings, pulse, dims = setup()
 

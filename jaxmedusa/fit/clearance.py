@@ -36,8 +36,11 @@ def plan_gap(r_a, F_a, dims_a, r_b, F_b, dims_b):
     def half(n, u1, u2, dims):
         return 0.5 * dims[0] * jnp.abs(u1 @ n) + 0.5 * dims[1] * jnp.abs(u2 @ n)
 
-    seps = [jnp.abs(d @ n) - half(n, a1, a2, dims_a) - half(n, b1, b2, dims_b) for n in normals]
-    return jnp.max(jnp.stack(seps))
+    seps = jnp.stack([jnp.abs(d @ n) - half(n, a1, a2, dims_a) - half(n, b1, b2, dims_b) for n in normals])
+    # Take the largest by its index, not with jnp.max: max's derivative divides by the count of
+    # entries equal to the max, and under jit XLA may recompute the entries with other
+    # rounding (fused multiply-adds), so none compares equal and the tangent is 0/0 = NaN.
+    return seps[jnp.argmax(seps)]
 
 
 def smooth_min(x, tau: float):
