@@ -15,7 +15,8 @@ whether they would touch at all, and without contact forces g is smooth in A. Th
 derivative dL/dA is forward mode (jax.jvp through MEDUSA's adaptive while loop). The answer
 is then checked with contact on: a run at A makes no contact, one at 0.8 A does.
 
-    python examples/avoid_by_steering.py          # about 2-5 minutes on a laptop CPU
+    python examples/avoid_by_steering.py              # design, then check()
+    python examples/avoid_by_steering.py --check -2.99  # only the check of an amplitude [deg]
 """
 from __future__ import annotations
 
@@ -111,10 +112,24 @@ def touches(amplitude: float, law: str = "physical") -> bool:
     return bool(np.max(np.abs(np.asarray(res.final.vehicles.v) - np.asarray(free.final.vehicles.v))) > 1e-9)
 
 
+def check(a: float):
+    """Least gap of the contact-free run and whether the run with contact on touches, at
+    0, 0.6 a, 0.8 a and a."""
+    batch, state, settings, pulse, dims = setup()
+    for amp in (0.0, 0.6 * a, 0.8 * a, a):
+        gap = float(least_gap(batch, state, settings, pulse, dims, jnp.asarray(amp)))
+        print(f"A = {amp:+.4f} deg: least gap without contact {gap:+.4f} m; with contact on, contact: {touches(amp)}",
+              flush=True)
+
+
 if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) > 2 and sys.argv[1] == "--check":  # python examples/avoid_by_steering.py --check -2.99
+        check(float(sys.argv[2]))
+        sys.exit(0)
     start = time.perf_counter()
     a, hist = design()
     print(f"designed amplitude A = {a:+.4f} deg (least gap {hist[-1][1]:+.4f} m) "
           f"in {time.perf_counter() - start:.0f} s")
-    for amp in (0.0, 0.8 * a, a):
-        print(f"A = {amp:+.4f} deg: contact with contact on: {touches(amp)}")
+    check(a)
