@@ -5,8 +5,7 @@ crosses an observation time T (t_prev <= T < t_new), stores r and the directors 
 cubic Hermite interpolation with their rates v and W (exact to O(h^4) for smooth motion,
 h = the step, 5e-5 s by default), and v linearly. The steps are MEDUSA's own (adaptive),
 so T need not lie on any grid, and no samples are stored: the fit runs one while loop
-(solver.simulate.finish), which is cheaper to compile and to differentiate in forward mode
-than the sampled run.
+(solver.simulate.finish) where the sampled run compiles two (per save slot, and to finish).
 """
 from __future__ import annotations
 
