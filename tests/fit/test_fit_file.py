@@ -10,7 +10,7 @@ import pytest
 import tomli_w
 from typer.testing import CliRunner
 
-from conftest import EXAMPLES
+from helpers import EXAMPLES
 from jaxmedusa.fit import FitProblem, fit_from_dict
 from jaxmedusa_cli.app import app
 
