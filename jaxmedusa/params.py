@@ -203,5 +203,6 @@ class Settings:
 
     @property
     def n_samples(self) -> int:
-        """Upper bound on saved samples per scenario (main.c saves when t - t_old >= 0.999999*s)."""
-        return int(np.floor(self.end_time / (0.999999 * self.save_every) + 1e-9)) + 1
+        """Saved samples per scenario: the grid 0, s, 2s, ... up to end_time, plus end_time
+        itself when it is off the grid (simulate.py; 1e-6 matches simulate.GRID_SNAP)."""
+        return int(np.ceil(self.end_time / self.save_every - 1e-6)) + 1

@@ -84,18 +84,20 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
 
 
 def summary_rows(out: RunOutput) -> list[dict]:
-    """One summary dict per vehicle (1-based numbers): final position, speed, heading, energy."""
+    """One summary dict per vehicle (1-based numbers): position, speed, heading, energy at the
+    last saved sample (end_time, or the last time before a failure): the table's last row."""
     from .vehicle import orientation_angles  # noqa: PLC0415
 
-    s, fin = out.result.samples, out.result.final.vehicles
+    s = out.result.samples
     last = int(np.nonzero(np.asarray(s.saved[0]))[0][-1])
+    r, F, v = (np.asarray(x[0, last]) for x in (s.r, s.F, s.v))
     rows = []
     for i in range(len(out.scenario.vehicles)):
-        heading = float(orientation_angles(jnp.asarray(fin.F[0, i]))[0])
+        heading = float(orientation_angles(jnp.asarray(F[i]))[0])
         rows.append(dict(
-            vehicle=i + 1,
-            x=float(fin.r[0, i, 0]), y=float(fin.r[0, i, 1]), z=float(fin.r[0, i, 2]),
-            speed=float(np.hypot(fin.v[0, i, 0], fin.v[0, i, 1])),
+            vehicle=i + 1, time=float(s.t[0, last]),
+            x=float(r[i, 0]), y=float(r[i, 1]), z=float(r[i, 2]),
+            speed=float(np.hypot(v[i, 0], v[i, 1])),
             heading_deg=math.degrees(heading),
             energy_start=float(s.energy[0, 0, i]), energy_end=float(s.energy[0, last, i]),
         ))

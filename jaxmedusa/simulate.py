@@ -7,8 +7,12 @@
 
 `simulate` is jitted (settings are static). A batch has a leading axis [B] on every leaf;
 per-vehicle leaves have [B, V]. Each scenario integrates with its own t and dt (MEDUSA's
-step-size control) until t > end_time, and saves samples as main.c does: at t = 0 and then
-whenever t - t_last_save >= 0.999999 * save_every (so sample times are the scenario's own).
+step-size control) until t > end_time. Samples lie on the exact grid t_k = k * save_every
+and the last one at end_time (also when end_time is not on the grid): the state at t_k is
+interpolated linearly between the accepted steps on either side of t_k, so the step
+sequence is MEDUSA's own (main.c instead saves the state at the first step with
+t - t_last_save >= 0.999999 * save_every, whose times drift off the grid once contact
+shrinks the step, and never at end_time itself).
 
 Result: `samples` (Samples with leaves [B, S, ...], S = settings.n_samples, rows with
 saved=False are unused), `final` (the SimState after the last step) and `metrics`.
@@ -34,7 +38,6 @@ from .pytree import replace
 from .state import STATUS_OK, SimState
 from .vehicle import energy_medusa, energy_total
 
-SAVE_TOLERANCE = 0.999999  # main.c save_data_point()
 
 
 class Samples(NamedTuple):
@@ -56,9 +59,30 @@ class SimResult(NamedTuple):
     metrics: object  # the tracker's pytree with leaves [B, ...], or None
 
 
-def _needs_step(state: SimState, settings: Settings):
-    c = state.clock
-    return (c.t <= settings.end_time) & (c.status == STATUS_OK) & (c.t - c.t_saved < SAVE_TOLERANCE * settings.save_every)
+GRID_SNAP = 1e-6  # a grid time within 1e-6 save intervals of end_time is end_time (float round-off)
+
+
+class _Prev(NamedTuple):
+    """The state before the last accepted step (leaves [B, ...]), for interpolating samples."""
+
+    t: jnp.ndarray  # [B] [s]
+    r: jnp.ndarray  # [B, V, 3]
+    F: jnp.ndarray  # [B, V, 3, 3]
+    v: jnp.ndarray  # [B, V, 3]
+    W: jnp.ndarray  # [B, V, 3, 3]
+
+
+def _prev_of(state: SimState) -> _Prev:
+    vs = state.vehicles
+    return _Prev(t=state.clock.t, r=vs.r, F=vs.F, v=vs.v, W=vs.W)
+
+
+def _next_save_time(t_saved, settings: Settings):
+    """The save time after `t_saved` (t_saved < 0 before the first sample): k * save_every,
+    k recovered from t_saved by rounding (no accumulated round-off), capped at end_time."""
+    k = jnp.where(t_saved < 0.0, 0.0, jnp.round(t_saved / settings.save_every) + 1.0)
+    grid = k * settings.save_every
+    return jnp.where(grid >= settings.end_time - GRID_SNAP * settings.save_every, settings.end_time, grid)
 
 
 def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
@@ -92,6 +116,43 @@ def _run_until(batch, carry, settings, tracker, condition):
     return jax.lax.while_loop(cond, body, carry)
 
 
+def _run_to(batch, carry, prev: _Prev, target, settings, tracker):
+    """Step every running scenario until t >= target [B], keeping the state before its last
+    accepted step in `prev`. Returns (carry, prev)."""
+
+    def active(st):
+        return (st.clock.t < target) & (st.clock.status == STATUS_OK)
+
+    def body(c):
+        carry, prev = c
+        act = active(carry[0])
+        before = _prev_of(carry[0])
+        carry = _step_batch(batch, carry, act, settings, tracker)
+        moved = act & (carry[0].clock.t > before.t)  # accepted steps only
+
+        def pick(n, o):
+            return jnp.where(moved.reshape(moved.shape + (1,) * (n.ndim - 1)), n, o)
+
+        return carry, jax.tree.map(pick, before, prev)
+
+    return jax.lax.while_loop(lambda c: jnp.any(active(c[0][0])), body, (carry, prev))
+
+
+def _interpolate(state: SimState, prev: _Prev, target) -> SimState:
+    """The state at `target` [B], linear between prev (t0 <= target) and state (t1 >= target)."""
+    t0, t1 = prev.t, state.clock.t
+    span = t1 - t0
+    w = jnp.clip((target - t0) / jnp.where(span > 0.0, span, 1.0), 0.0, 1.0)  # no 0/0 when t1 == t0
+
+    def lerp(a, b):
+        ww = w.reshape(w.shape + (1,) * (a.ndim - 1))
+        return a + ww * (b - a)
+
+    vs = state.vehicles
+    vs = replace(vs, r=lerp(prev.r, vs.r), F=lerp(prev.F, vs.F), v=lerp(prev.v, vs.v), W=lerp(prev.W, vs.W))
+    return replace(state, vehicles=vs, clock=replace(state.clock, t=target))
+
+
 def _sample(batch: Batch, state: SimState, take) -> Samples:
     vs = state.vehicles
     e = jax.vmap(jax.vmap(energy_total))(batch.vehicle, vs.r, vs.F, vs.v, vs.W)
@@ -99,22 +160,20 @@ def _sample(batch: Batch, state: SimState, take) -> Samples:
     return Samples(saved=take, t=state.clock.t, r=vs.r, F=vs.F, v=vs.v, W=vs.W, energy=e, energy_medusa=em)
 
 
-def _mark_saved(state: SimState, take) -> SimState:
-    c = state.clock
-    return replace(state, clock=replace(c, t_saved=jnp.where(take, c.t, c.t_saved)))
-
-
 def _advance(batch: Batch, carry, settings: Settings, n_slots: int, tracker=None, record: bool = True):
-    """Run n_slots save slots: step each scenario to its next save time, then save."""
+    """Run n_slots save slots: step each scenario past its next save time (module docstring),
+    then save the state interpolated to that time."""
 
     def slot(c, _):
-        c = _run_until(batch, c, settings, tracker, lambda s: _needs_step(s, settings))
-        st, metrics = c
-        take = (st.clock.t <= settings.end_time) & (st.clock.status == STATUS_OK)
-        st = _mark_saved(st, take)
-        return (st, metrics), (_sample(batch, st, take) if record else None)
+        (st, metrics), prev = c
+        target = _next_save_time(st.clock.t_saved, settings)
+        (st, metrics), prev = _run_to(batch, (st, metrics), prev, target, settings, tracker)
+        take = (target > st.clock.t_saved) & (st.clock.t >= target) & (st.clock.status == STATUS_OK)
+        at = _interpolate(st, prev, target)
+        st = replace(st, clock=replace(st.clock, t_saved=jnp.where(take, target, st.clock.t_saved)))
+        return ((st, metrics), prev), (_sample(batch, at, take) if record else None)
 
-    carry, samples = jax.lax.scan(slot, carry, None, length=n_slots)
+    (carry, _), samples = jax.lax.scan(slot, (carry, _prev_of(carry[0])), None, length=n_slots)
     if record:
         samples = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), samples)  # [B, S, ...]
     return carry, samples
