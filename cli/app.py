@@ -37,6 +37,7 @@ def run(
     dt: Optional[float] = typer.Option(None, "--dt", "-d", help="Integration step [s] (MEDUSA -d, default 5e-5)."),
     save_every: Optional[float] = typer.Option(None, "--save-every", "-s", help="Save interval [s] (MEDUSA -s, default 0.01)."),
     out: Path = typer.Option(Path("results"), "--out", "-o", help="Results root; tables go to OUT/<name>/."),
+    asc: bool = typer.Option(False, "--asc", help="Also write MEDUSA's director/velocity/energy/path.asc to OUT/<name>/."),
 ) -> None:
     """Simulate one scenario and write OUT/<name>/trajectory.parquet."""
     from jaxmedusa.legacy import MedusaInputError
@@ -68,6 +69,9 @@ def run(
     console.print(table)
     if result.out_dir is not None:
         console.print(f"tables written to {result.out_dir}/")
+        if asc:
+            from jaxmedusa_cli.plot_commands import write_run_asc
+            write_run_asc(result.out_dir)
 
 
 @app.command()
@@ -104,6 +108,8 @@ except ImportError:  # pragma: no cover - during development only
     _register_studies = None
 if _register_studies is not None:
     _register_studies(app)
+from jaxmedusa_cli.plot_commands import register as _register_plots  # noqa: E402  (plot, animate)
+_register_plots(app)
 
 
 if __name__ == "__main__":  # pragma: no cover
