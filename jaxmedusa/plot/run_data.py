@@ -4,7 +4,7 @@
 
 Outlines need the vehicles' contact semi-axes, recorded by `jaxmedusa run` in the trajectory
 table's metadata (run.run_metadata); tables written before that get MEDUSA's Appendix C
-CONTACT 4.0 1.8 1.4 (semi-axes 2.0, 0.9, 0.7 m) and a warning in `notes`.
+model 1 CONTACT 4.0 1.6 1.3 (semi-axes 2.0, 0.8, 0.65 m) and a warning in `notes`.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-DEFAULT_SEMI_AXES = (2.0, 0.9, 0.7)  # [m], half of Appendix C's CONTACT 4.0 1.8 1.4
+DEFAULT_SEMI_AXES = (2.0, 0.8, 0.65)  # [m], half of Appendix C model 1 CONTACT 4.0 1.6 1.3
 DEFAULT_SHAPE = {"kind": "superellipsoid", "eps1": 0.4, "eps2": 0.4}
 
 
