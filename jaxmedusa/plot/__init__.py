@@ -35,7 +35,7 @@ def folder_kind(folder: str | Path) -> list[str]:
 
 
 def _save(fig, path: Path) -> Path:
-    fig.savefig(path, dpi=DPI)
+    fig.savefig(path, dpi=DPI, bbox_inches="tight", pad_inches=0.1)  # tight: equal-aspect plan views leave margins
     return path
 
 

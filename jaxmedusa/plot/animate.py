@@ -54,13 +54,16 @@ def _writer(path: Path, fps: float):
     raise AnimationError(f"{path}: the animation file must end in .gif or .mp4")
 
 
-def render_frames(run: RunData, times, size=(9.0, 3.6), dpi: int = 80):
-    """Yield one RGB frame (H, W, 3) uint8 per time in `times`."""
-    fig = Figure(figsize=size, dpi=dpi)
+def render_frames(run: RunData, times, width: float = 9.0, dpi: int = 80):
+    """Yield one RGB frame (H, W, 3) uint8 per time in `times`; `width` [in], the height
+    follows the run's extent (equal scales)."""
+    probe = Figure()
+    draw_plan(probe.add_subplot(), run)  # the whole run once, for fixed limits
+    limits = (*probe.axes[0].get_xlim(), *probe.axes[0].get_ylim())
+    aspect = (limits[3] - limits[2]) / max(limits[1] - limits[0], 1e-9)
+    fig = Figure(figsize=(width, float(np.clip(width * aspect, 1.2, 7.0)) + 1.0), dpi=dpi, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    draw_plan(ax, run)  # the whole run once, for fixed limits
-    limits = (*ax.get_xlim(), *ax.get_ylim())
     for t in times:
         ax.clear()
         draw_plan(ax, run, t_max=float(t), fade=False, limits=limits)

@@ -164,7 +164,7 @@ def plan_view_figure(run: RunData, every: float = OUTLINE_EVERY) -> Figure:
     draw_plan(probe.add_subplot(), run, every=every)  # for the data extent
     (x0, x1), (y0, y1) = probe.axes[0].get_xlim(), probe.axes[0].get_ylim()
     width = 11.0
-    height = float(np.clip(width * (y1 - y0) / max(x1 - x0, 1e-9), 1.6, 9.0)) + 1.2  # equal scales + labels
+    height = float(np.clip(width * (y1 - y0) / max(x1 - x0, 1e-9), 1.6, 9.0)) + 1.5  # equal scales + labels
     fig = Figure(figsize=(width, height), layout="constrained")
     ax = fig.add_subplot()
     counts = draw_plan(ax, run, every=every)
@@ -172,5 +172,5 @@ def plan_view_figure(run: RunData, every: float = OUTLINE_EVERY) -> Figure:
     ax.set_title(f"{run.name}: plan view, 0-{t_end:g} s, outlines every {every:g} s (light = early)"
                  + (f"; x: {counts['contacts']} contact episode(s), arrows: normals, bold: first contact"
                     if counts["contacts"] else ""), fontsize="medium")
-    ax.legend(loc="best", fontsize="small")
+    ax.legend(loc="best", fontsize="small", framealpha=0.85, ncol=min(len(run.vehicles) + 1, 6))
     return fig
