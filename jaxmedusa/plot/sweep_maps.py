@@ -31,6 +31,11 @@ class SweepData:
     table: pd.DataFrame
     parameters: list[str]
     grid: bool  # grid design (heat maps) or random (scatter)
+    units: dict | None = None  # column -> unit (the table's field metadata)
+
+    def label(self, col: str) -> str:
+        unit = (self.units or {}).get(col)
+        return f"{col} [{unit}]" if unit and unit != "-" else col
 
 
 def _is_product_grid(table: pd.DataFrame, x: str, y: str) -> bool:
@@ -46,7 +51,9 @@ def load_sweep(folder: str | Path) -> SweepData:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     table = pd.read_parquet(path)
-    meta = {k.decode(): v.decode() for k, v in (pq.read_schema(path).metadata or {}).items()}
+    schema = pq.read_schema(path)
+    meta = {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
+    units = {f.name: f.metadata[b"unit"].decode() for f in schema if f.metadata and b"unit" in f.metadata}
     if "jaxmedusa.parameters" in meta:
         params = [p for p in json.loads(meta["jaxmedusa.parameters"]) if p in table.columns]
     else:  # the columns between sample_id and status (io.scenarios_table order)
@@ -58,7 +65,7 @@ def load_sweep(folder: str | Path) -> SweepData:
         kind = json.loads(meta["jaxmedusa.study_spec"]).get("sampler", {}).get("kind")
     grid = kind == "grid" if kind else (len(params) >= 2 and _is_product_grid(table, params[0], params[1]))
     return SweepData(name=meta.get("jaxmedusa.study_name", Path(folder).name), table=table, parameters=params,
-                     grid=grid)
+                     grid=grid, units=units)
 
 
 def metric_columns(table: pd.DataFrame, stem: str) -> list[str]:
@@ -83,11 +90,10 @@ def _map(fig, ax, sweep: SweepData, col: str, x: str, y: str | None, failed: np.
     val = t[col].to_numpy(dtype=float)
     good = ~failed & np.isfinite(val)
     null = ~failed & ~np.isfinite(val)
-    unit = ""
     if y is None:  # one parameter: metric against it
         ax.plot(t[x][good], val[good], ".", ms=4)
         ax.set_xlabel(x)
-        ax.set_ylabel(col)
+        ax.set_ylabel(sweep.label(col))
         if failed.any():
             lo = np.nanmin(val[good]) if good.any() else 0.0
             ax.plot(t[x][failed], np.full(failed.sum(), lo), "x", color="red", ms=7, gid="failed",
@@ -98,10 +104,10 @@ def _map(fig, ax, sweep: SweepData, col: str, x: str, y: str | None, failed: np.
         cells = t[~failed].pivot_table(index=y, columns=x, values=col, aggfunc="mean")
         mesh = ax.pcolormesh(cells.columns.to_numpy(float), cells.index.to_numpy(float), cells.to_numpy(float),
                              shading="nearest", cmap="viridis", gid="heatmap")
-        fig.colorbar(mesh, ax=ax, label=col + unit)
+        fig.colorbar(mesh, ax=ax, label=sweep.label(col))
     else:
         sc = ax.scatter(t[x][good], t[y][good], c=val[good], s=12, cmap="viridis", gid="scatter")
-        fig.colorbar(sc, ax=ax, label=col + unit)
+        fig.colorbar(sc, ax=ax, label=sweep.label(col))
     if null.any():
         ax.scatter(t[x][null], t[y][null], s=14, facecolors="none", edgecolors="0.6", lw=0.7, gid="null",
                    label=f"no value ({null.sum()})")
@@ -139,7 +145,7 @@ def sweep_figures(sweep: SweepData, metrics=DEFAULT_METRICS, x: str | None = Non
             vals = sweep.table[col].to_numpy(dtype=float)[~failed]
             vals = vals[np.isfinite(vals)]
             row[1].hist(vals, bins=min(40, max(5, int(np.sqrt(len(vals))) + 1)), color="tab:blue", alpha=0.8)
-            row[1].set_xlabel(col)
+            row[1].set_xlabel(sweep.label(col))
             row[1].set_ylabel("scenarios")
             row[1].set_title(f"{len(vals)} values" + (f", {failed.sum()} failed left out" if failed.any() else ""),
                              fontsize="small")
