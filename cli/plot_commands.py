@@ -56,6 +56,7 @@ def animate(
                                        ".mp4 needs imageio-ffmpeg."),
     speed: float = typer.Option(1.0, "--speed", help="Playback speed: 1 = real time, 0.25 = four times slower."),
     fps: float = typer.Option(20.0, "--fps", help="Frames per second of the file."),
+    moving: bool = typer.Option(False, "--moving", help="In the frame moving at the vehicles' mean initial velocity."),
 ) -> None:
     """Animate a run's plan view."""
     from jaxmedusa.plot.animate import AnimationError, animate_run
@@ -70,7 +71,7 @@ def animate(
                   console=console, transient=True) as bar:
         task = bar.add_task("frames", total=None)
         try:
-            path = animate_run(run, out, speed=speed, fps=fps,
+            path = animate_run(run, out, speed=speed, fps=fps, moving=moving,
                                progress=lambda done, total: bar.update(task, completed=done, total=total))
         except AnimationError as exc:
             _fail(str(exc))

@@ -4,7 +4,8 @@
     paths = plot_results("results/offset", out="results/offset/plots", fmt="png")
 
 `plot_results` decides from the folder what to draw (`folder_kind`):
-  run          trajectory.parquet   -> plan_view.<fmt>, histories.<fmt>
+  run          trajectory.parquet   -> plan_view.<fmt>, histories.<fmt>, and with several
+                                       vehicles plan_view_moving.<fmt> (frame moving with them)
   sweep        scenarios.parquet    -> sweep_<metric>.<fmt> per metric
   sensitivity  sensitivity.parquet  -> sensitivity_<method>.<fmt> per method
 A folder with several of these gets all of them.
@@ -62,6 +63,8 @@ def plot_results(folder: str | Path, out: str | Path | None = None, fmt: str = "
     if "run" in kinds:
         run = load_run(folder)
         written.append(_save(plan_view_figure(run), out / f"plan_view.{fmt}"))
+        if len(run.vehicles) > 1:  # relative motion: the collision itself
+            written.append(_save(plan_view_figure(run, moving=True), out / f"plan_view_moving.{fmt}"))
         written.append(_save(histories_figure(run), out / f"histories.{fmt}"))
     if "sweep" in kinds:
         figs = sweep_figures(load_sweep(folder), metrics=metrics or DEFAULT_METRICS, x=x, y=y)

@@ -16,7 +16,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .plan_view import draw_plan
+from .plan_view import draw_plan, frame_velocity
 from .run_data import RunData
 
 MAX_FRAMES = 3000  # a guard against --speed 0.001 rendering for hours
@@ -54,11 +54,12 @@ def _writer(path: Path, fps: float):
     raise AnimationError(f"{path}: the animation file must end in .gif or .mp4")
 
 
-def render_frames(run: RunData, times, width: float = 9.0, dpi: int = 80):
+def render_frames(run: RunData, times, width: float = 9.0, dpi: int = 80, moving: bool = False):
     """Yield one RGB frame (H, W, 3) uint8 per time in `times`; `width` [in], the height
-    follows the run's extent (equal scales)."""
+    follows the run's extent (equal scales); `moving`: in plan_view's moving frame."""
+    u = frame_velocity(run) if moving else None
     probe = Figure()
-    draw_plan(probe.add_subplot(), run)  # the whole run once, for fixed limits
+    draw_plan(probe.add_subplot(), run, moving=u)  # the whole run once, for fixed limits
     limits = (*probe.axes[0].get_xlim(), *probe.axes[0].get_ylim())
     aspect = (limits[3] - limits[2]) / max(limits[1] - limits[0], 1e-9)
     fig = Figure(figsize=(width, float(np.clip(width * aspect, 1.2, 7.0)) + 1.0), dpi=dpi, layout="constrained")
@@ -66,21 +67,21 @@ def render_frames(run: RunData, times, width: float = 9.0, dpi: int = 80):
     ax = fig.add_subplot()
     for t in times:
         ax.clear()
-        draw_plan(ax, run, t_max=float(t), fade=False, limits=limits)
+        draw_plan(ax, run, t_max=float(t), fade=False, limits=limits, moving=u)
         ax.set_title(f"{run.name}   t = {t:6.2f} s")
         fig.canvas.draw()
         yield np.asarray(fig.canvas.buffer_rgba())[..., :3].copy()
 
 
 def animate_run(run: RunData, out: str | Path, speed: float = 1.0, fps: float = 20.0, progress=None,
-                dpi: int = 80) -> Path:
+                dpi: int = 80, moving: bool = False) -> Path:
     """Write the animation to `out` (.gif or .mp4). `progress(done, total)` after each frame."""
     out = Path(out)
     times = frame_times(float(run.trajectory["time"].max()), speed, fps)
     writer = _writer(out, fps)  # fails before any rendering
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        for k, frame in enumerate(render_frames(run, times, dpi=dpi)):
+        for k, frame in enumerate(render_frames(run, times, dpi=dpi, moving=moving)):
             writer.append_data(frame)
             if progress is not None:
                 progress(k + 1, len(times))

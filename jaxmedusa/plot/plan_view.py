@@ -89,9 +89,18 @@ def _lateral_max(centre: np.ndarray, xy: np.ndarray) -> float:
     return float(d.min(axis=1).max()) if len(xy) else 0.0
 
 
+def frame_velocity(run: RunData) -> np.ndarray:
+    """(2,) [m/s] the mean initial horizontal velocity of the vehicles: the moving view's frame."""
+    t0 = run.trajectory[run.trajectory["time"] == run.trajectory["time"].min()]
+    return t0[["vx", "vy"]].to_numpy().mean(axis=0)
+
+
 def draw_plan(ax, run: RunData, t_max: float | None = None, every: float = OUTLINE_EVERY,
-              fade: bool = True, limits=None) -> dict:
+              fade: bool = True, limits=None, moving: np.ndarray | None = None) -> dict:
     """Draw the plan view of `run` up to time t_max (None: the whole run) on `ax`.
+
+    `moving` (2,) [m/s]: draw in a frame moving at this velocity (positions x - u t), so
+    that the vehicles' relative motion shows; None: the ground frame.
 
     Outline polygons carry gid "outline-<n>" (vehicle n), paths "path-<n>", contact
     markers "contact", normals "normal", road lines "road". Returns counts per kind."""
@@ -99,7 +108,12 @@ def draw_plan(ax, run: RunData, t_max: float | None = None, every: float = OUTLI
     t_end = float(run.trajectory["time"].max())
     t_max = t_end if t_max is None else t_max
     all_xy = []
-    if run.road is not None:
+    u = np.zeros(2) if moving is None else np.asarray(moving, float)
+
+    def shift(xy, t):  # ground -> moving frame; xy (..., 2), t broadcast against xy[..., 0]
+        return xy - np.asarray(t)[..., None] * u
+
+    if run.road is not None and moving is None:
         centre_probe, _ = road_lines(run.road, 0.0)
         lat = _lateral_max(centre_probe, run.trajectory[["x", "y"]].to_numpy())
         centre, lanes = road_lines(run.road, lat)
@@ -114,10 +128,13 @@ def draw_plan(ax, run: RunData, t_max: float | None = None, every: float = OUTLI
             continue
         color = vehicle_color(n)
         times = rows["time"].to_numpy()
-        r = rows[["x", "y", "z"]].to_numpy()
+        r = rows[["x", "y", "z"]].to_numpy().copy()
+        r[:, :2] = shift(r[:, :2], times)
         ax.plot(r[:, 0], r[:, 1], color=color, lw=1.0, gid=f"path-{n}", label=veh.get("name", f"vehicle {n}"))
         idx = outline_times(times, every) if fade else np.array([len(times) - 1])
-        shapes = outlines(r[idx], directors(rows.iloc[idx]), veh["contact_semi_axes"], run.shape)
+        shapes = outlines(rows[["x", "y", "z"]].to_numpy()[idx], directors(rows.iloc[idx]), veh["contact_semi_axes"],
+                          run.shape)
+        shapes = shift(shapes, times[idx][:, None])
         for k, poly in zip(idx, shapes):
             w = times[k] / t_end if t_end > 0 else 1.0
             alpha = ALPHA_FIRST + (ALPHA_LAST - ALPHA_FIRST) * w if fade else ALPHA_LAST
@@ -128,8 +145,9 @@ def draw_plan(ax, run: RunData, t_max: float | None = None, every: float = OUTLI
         all_xy.append(r[:, :2])
     ev = run.events
     if ev is not None and "point_x" in ev.columns and len(ev):
-        ev = ev[ev["start"] <= t_max + 1e-9]
+        ev = ev[ev["start"] <= t_max + 1e-9].copy()
         if len(ev):
+            ev[["point_x", "point_y"]] = shift(ev[["point_x", "point_y"]].to_numpy(), ev["geometry_time"].to_numpy())
             ax.plot(ev["point_x"], ev["point_y"], ls="none", marker="x", ms=7, mew=1.6, color="k",
                     gid="contact", label="contact (episode start)", zorder=5)
             ax.quiver(ev["point_x"], ev["point_y"], NORMAL_LENGTH * ev["normal_x"], NORMAL_LENGTH * ev["normal_y"],
@@ -143,6 +161,7 @@ def draw_plan(ax, run: RunData, t_max: float | None = None, every: float = OUTLI
                 veh = next(v for v in run.vehicles if v["number"] == n)
                 poly = outlines(rows[["x", "y", "z"]].to_numpy()[k:k + 1], directors(rows.iloc[k:k + 1]),
                                 veh["contact_semi_axes"], run.shape)[0]
+                poly = shift(poly, first["geometry_time"])
                 ax.add_patch(Polygon(poly, closed=True, fill=False, edgecolor=vehicle_color(n), lw=2.0,
                                      gid="contact-outline", zorder=4))
     if limits is None and all_xy:
@@ -158,18 +177,24 @@ def draw_plan(ax, run: RunData, t_max: float | None = None, every: float = OUTLI
     return counts
 
 
-def plan_view_figure(run: RunData, every: float = OUTLINE_EVERY) -> Figure:
-    """A figure with the plan view of the whole run (one axes)."""
+def plan_view_figure(run: RunData, every: float = OUTLINE_EVERY, moving: bool = False) -> Figure:
+    """A figure with the plan view of the whole run (one axes); `moving`: in the frame
+    moving at the vehicles' mean initial velocity (frame_velocity), which shows relative
+    motion (platoon collisions), the ground frame otherwise."""
+    u = frame_velocity(run) if moving else None
     probe = Figure()
-    draw_plan(probe.add_subplot(), run, every=every)  # for the data extent
+    draw_plan(probe.add_subplot(), run, every=every, moving=u)  # for the data extent
     (x0, x1), (y0, y1) = probe.axes[0].get_xlim(), probe.axes[0].get_ylim()
     width = 11.0
     height = float(np.clip(width * (y1 - y0) / max(x1 - x0, 1e-9), 1.6, 9.0)) + 1.5  # equal scales + labels
     fig = Figure(figsize=(width, height), layout="constrained")
     ax = fig.add_subplot()
-    counts = draw_plan(ax, run, every=every)
+    counts = draw_plan(ax, run, every=every, moving=u)
+    if moving:
+        ax.set_xlabel(f"x - ({u[0]:.3g} m/s) t [m]")
+        ax.set_ylabel(f"y - ({u[1]:.3g} m/s) t [m]" if abs(u[1]) > 1e-9 else "y [m]")
     t_end = float(run.trajectory["time"].max())
-    ax.set_title(f"{run.name}: plan view, 0-{t_end:g} s, outlines every {every:g} s (light = early)"
+    ax.set_title(f"{run.name}: plan view{' in the moving frame' if moving else ''}, 0-{t_end:g} s, outlines every {every:g} s (light = early)"
                  + (f"; x: {counts['contacts']} contact episode(s), arrows: normals, bold: first contact"
                     if counts["contacts"] else ""), fontsize="medium")
     ax.legend(loc="best", fontsize="small", framealpha=0.85, ncol=min(len(run.vehicles) + 1, 6))

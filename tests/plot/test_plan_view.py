@@ -42,6 +42,17 @@ def test_plan_view_shows_outlines_paths_and_contacts(small_run):
     assert ax.get_aspect() == 1.0  # equal scales: outlines keep their shape
 
 
+def test_moving_frame_subtracts_the_mean_initial_velocity(small_run):
+    # vehicles start at 22 and 20 m/s along E1: the frame moves at 21 m/s, so a path's
+    # x data is x - 21 t (vehicle 1 starts at x = 0 and gains 1 m/s relative before contact)
+    run = load_run(small_run)
+    ax = plan_view_figure(run, moving=True).axes[0]
+    (path,) = _gids(ax, "path-1")
+    rows = run.vehicle(1)
+    np.testing.assert_allclose(path.get_xdata(), rows["x"] - 21.0 * rows["time"], atol=1e-9)
+    assert "21" in ax.get_xlabel() and len(_gids(ax, "outline-2")) == 3
+
+
 def test_contact_points_and_normals_are_between_the_cars(small_run):
     # Vehicle 2 is ahead (+x) at y = 0.4: the contact lies between the front of vehicle 1
     # and the rear of vehicle 2, and vehicle 1's outward normal points forward (+x).
