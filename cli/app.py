@@ -1,7 +1,8 @@
 """The `jaxmedusa` command: a thin Typer layer over the library's functions.
 
 One module per command group: run_commands.py (run, equilibrium), study_commands.py
-(sweep, show, merge), sensitivity_commands.py (sensitivity), fit_commands.py (fit); common.py holds the console and the exit-code-2 error path.
+(sweep, show, merge), sensitivity_commands.py (sensitivity), fit_commands.py (fit),
+plot_commands.py (plot, animate); common.py holds the console and the exit-code-2 error path.
 """
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 
 import typer
 
-from jaxmedusa_cli import fit_commands, run_commands, sensitivity_commands, study_commands
+from jaxmedusa_cli import fit_commands, plot_commands, run_commands, sensitivity_commands, study_commands
 
 app = typer.Typer(add_completion=False, no_args_is_help=False,
                   help="MEDUSA platoon driving and collision dynamics in JAX: runs, sweeps, studies.")
@@ -26,6 +27,7 @@ run_commands.register(app)
 study_commands.register(app)
 sensitivity_commands.register(app)
 fit_commands.register(app)
+plot_commands.register(app)
 
 
 if __name__ == "__main__":  # pragma: no cover
