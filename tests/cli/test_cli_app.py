@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from jaxmedusa_cli.app import app
 
-from conftest import EXAMPLES
+from helpers import EXAMPLES
 
 STUDY = """
 name = "cli-offset"

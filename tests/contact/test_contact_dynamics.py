@@ -18,7 +18,7 @@ from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.solver.simulate import simulate
 from jaxmedusa.core.status import Status
 
-from conftest import EXAMPLES, single
+from helpers import EXAMPLES, single
 
 
 def rear_end(model, other=None, gap=0.05, offset=0.4):
@@ -62,7 +62,7 @@ def test_step_size_shrinks_in_contact_and_recovers(models):
     1.4641; the smallest dt is 5e-5 / 1.4641^7 = 3.467e-6 s, the first value below DT_MIN =
     5e-6 s (the original program's value, tests/test_step_control.py); it is held for 100
     steps after the last rejection, then grows by 1.1 per step without contact back to 5e-5."""
-    from test_step_control import SMALLEST, DtHistory, check_main_c_rules, history
+    from step_trace import SMALLEST, DtHistory, check_main_c_rules, history
 
     settings = Settings(end_time=0.3, save_every=0.01, tires=False)
     batch, state = build_batch([rear_end(models[0])], dt=settings.dt)

@@ -16,7 +16,7 @@ from jaxmedusa.io import trajectory_table
 from jaxmedusa.io.medusa_files import read_models
 from jaxmedusa.run import run_scenario
 
-from conftest import EXAMPLES
+from helpers import EXAMPLES
 
 
 def rz(a):

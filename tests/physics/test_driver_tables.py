@@ -19,7 +19,7 @@ from jaxmedusa.core.scenario import DriverTable
 from jaxmedusa.solver.simulate import simulate
 from jaxmedusa.core.status import Status
 
-from conftest import EXAMPLES
+from helpers import EXAMPLES
 
 
 def evade_c(t):

@@ -22,7 +22,7 @@ from jaxmedusa.core.scenario import DriverTable
 from jaxmedusa.solver.simulate import simulate
 from jaxmedusa.core.status import Status
 
-from test_step_control import far_apart, rear_end
+from step_trace import far_apart, rear_end
 
 SETTINGS = Settings(end_time=0.06, save_every=0.01, tires=False)
 NAN_AT = 0.02  # [s]

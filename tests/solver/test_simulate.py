@@ -13,7 +13,7 @@ from jaxmedusa.solver.simulate import simulate
 from jaxmedusa.core.status import Status
 from jaxmedusa.physics.tire.calspan import cornering_stiffness
 
-from conftest import single, without_damping
+from helpers import single, without_damping
 
 
 def saved(res, field, b=0):
@@ -28,7 +28,8 @@ def run(scenarios, **kw):
 
 def test_save_times_follow_main_c():
     # main.c saves at t = 0 and whenever t - t_old >= 0.999999 s, and steps while t <= t_end.
-    from conftest import read_models, EXAMPLES  # noqa: F401
+    from helpers import EXAMPLES  # noqa: F401
+    from jaxmedusa.io.medusa_files import read_models  # noqa: F401
     res = run(single(read_models(EXAMPLES / "offset" / "model.dat")[0], speed=10.0), end_time=0.1, save_every=0.01)
     t = saved(res, "t")
     np.testing.assert_allclose(t, np.arange(11) * 0.01, atol=1e-12)

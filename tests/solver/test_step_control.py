@@ -5,7 +5,7 @@ program on the report's offset example): 7 shrinks by 1.4641 from 5e-5 s to 3.46
 (the first value below DT_MIN = 5e-6 s), 102 accepted steps at that dt, then 28 growths by
 1.1 back to 5e-5 s.
 
-`DtHistory` is a simulate() tracker that records every attempted step of a scenario.
+The trace reader and the `DtHistory` tracker live in tests/step_trace.py (shared).
 """
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.solver.simulate import simulate
 from jaxmedusa.core.status import Status
 
-from conftest import single
+from step_trace import (HOLD_STEPS, SMALLEST, TRACE, DtHistory, Steps, check_main_c_rules, far_apart,  # noqa: F401
+                        history, rear_end, trace_steps)
 
 TRACE = Path(__file__).parents[1] / "data" / "offset_trace_first_contact.txt"
 SMALLEST = 3.467167475e-06  # [s] the trace's dt after 7 rejections (checked below)
@@ -114,19 +115,6 @@ def test_the_original_trace_follows_the_rules():
     assert abs(n_nominal(HOLD_STEPS) - round(n_nominal(HOLD_STEPS))) < 1e-3
     assert abs(n_nominal(HOLD_STEPS - 1) - round(n_nominal(HOLD_STEPS - 1))) > 0.05
     assert abs(n_nominal(HOLD_STEPS + 1) - round(n_nominal(HOLD_STEPS + 1))) > 0.05
-
-
-def rear_end(model, gap=0.05, offset=0.4):
-    """Vehicle 1 (22 m/s) closes on vehicle 2 (20 m/s), `gap` m between the bumpers."""
-    a = single(model, speed=22.0).vehicles[0]
-    b = replace(a, x=model.contact_dims[0] + gap, y=offset, speed=20.0)
-    return Scenario("rear-end", [model], [a, b])
-
-
-def far_apart(model):
-    """The same two cars 50 m apart laterally: never a contact candidate."""
-    sc = rear_end(model)
-    return replace(sc, name="free", vehicles=[sc.vehicles[0], replace(sc.vehicles[1], y=50.0)])
 
 
 @pytest.fixture(scope="module")
