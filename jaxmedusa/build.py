@@ -27,7 +27,7 @@ from jaxmedusa.physics import road as road_mod
 from jaxmedusa.physics.tire import TIRES
 from jaxmedusa.physics.vehicle import vehicle_params
 
-__all__ = ["build_batch", "initial_state", "table_arrays", "table_length", "initial_directors"]
+__all__ = ["build_batch", "initial_state", "driver_params", "table_arrays", "table_length", "initial_directors"]
 
 
 def table_arrays(table: DriverTable, k: int, scale: float):
@@ -39,6 +39,14 @@ def table_arrays(table: DriverTable, k: int, scale: float):
     times = np.concatenate([times, np.full(pad, times[-1])])
     values = np.concatenate([values, np.full(pad, values[-1])])
     return times, values, float(table.kind == "linear")
+
+
+def driver_params(vehicle, k: int) -> DriverParams:
+    """Driver tables of one VehicleSpec padded to k knots (STEERING converted to radians)."""
+    st, sv, sl = table_arrays(vehicle.steering, k, math.pi / 180.0)  # STEERING in degrees
+    vt, vv, vl = table_arrays(vehicle.tire_speed, k, 1.0)
+    f = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731
+    return DriverParams(f(st), f(sv), f(sl), f(vt), f(vv), f(vl))
 
 
 def table_length(scenarios) -> int:
@@ -137,8 +145,9 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
                 vp_cache[mk] = len(vp_list)
                 vp_list.append(_np_tree(vehicle_params(model, tires[i], tire_models)))
             vp_idx[i, j] = vp_cache[mk]
-            drv["st"][i, j], drv["sv"][i, j], drv_lin["sl"][i, j] = table_arrays(veh.steering, k, math.pi / 180.0)
-            drv["vt"][i, j], drv["vv"][i, j], drv_lin["vl"][i, j] = table_arrays(veh.tire_speed, k, 1.0)
+            dp = driver_params(veh, k)
+            drv["st"][i, j], drv["sv"][i, j], drv_lin["sl"][i, j] = dp.steer_times, dp.steer_values, dp.steer_linear
+            drv["vt"][i, j], drv["vv"][i, j], drv_lin["vl"][i, j] = dp.speed_times, dp.speed_values, dp.speed_linear
             th = veh.orientation * math.pi / 180.0
             F0[i, j] = initial_directors(veh.orientation, model.eq_F)
             r0[i, j] = (veh.x, veh.y, model.eq_r3)  # r = (X, Y, R3)

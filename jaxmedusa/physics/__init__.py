@@ -1,6 +1,6 @@
 """Physics of one vehicle, with no batch axis: chassis and suspension (vehicle.py, eqs
 1.1-1.34), driver inputs (driver.py), the spline road (road.py, eqs 1.35-1.36) and tire
-models (tire/: CALSPAN). solver/step.py lifts these with vmap.
+models (tire/: CALSPAN, Fiala; registry TIRES). solver/step.py lifts these with vmap.
 """
 from jaxmedusa.physics.driver import driver_inputs, table_value
 from jaxmedusa.physics.road import RoadParams, build_road, initial_tracking, road_frame

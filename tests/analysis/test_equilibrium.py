@@ -12,7 +12,7 @@ from jaxmedusa.core.params import Settings
 from jaxmedusa.solver.simulate import simulate
 from jaxmedusa_cli.app import app
 
-from conftest import EXAMPLES, single
+from helpers import EXAMPLES, single
 
 
 def test_wheel_loads_balance_weight_and_pitch_moment(models):

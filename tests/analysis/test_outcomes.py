@@ -155,9 +155,10 @@ def test_run_metrics_and_forward_gradients(models):
         res = simulate(batch, state, settings, tracker=TRACKER, record=True)
         out = outcome_arrays(batch, res.final, res.metrics, TRACKER)
         floats = {k: jnp.asarray(v, float) for k, v in out.items()}
-        return floats, (res.final.vehicles.r, res.final.vehicles.v, res.samples.energy, res.samples.F, res.samples.saved)
+        return floats, (res.final.vehicles.r, res.final.vehicles.v, res.samples.energy, res.samples.F, res.samples.saved,
+                        res.final.vehicles.F)
 
-    (out, (r, v, energy, F, saved)), (tangents, _) = jax.jvp(run, (0.3,), (1.0,))
+    (out, (r, v, energy, F, saved, F_final)), (tangents, _) = jax.jvp(run, (0.3,), (1.0,))
     out = jax.tree.map(np.asarray, out)
     for k, x in out.items():
         assert np.all(np.isfinite(x)), k
@@ -168,9 +169,21 @@ def test_run_metrics_and_forward_gradients(models):
     np.testing.assert_allclose(out["energy_start"][0], energy[0, 0])
     assert out["final_yaw_rate"][0, 1] > 1.0 and abs(out["final_yaw_rate"][0, 0]) < 1e-9  # [deg/s]
     assert out["max_heading_change"][0, 1] > 0.0 and out["max_lateral_excursion"][0, 1] > 0.0
-    last = np.nonzero(np.asarray(saved[0]))[0][-1]
-    heading_last = np.degrees(np.arctan2(F[0, last, 1, 1, 0], F[0, last, 1, 0, 0]))
-    assert heading_last == pytest.approx(out["final_heading"][0, 1], abs=0.5)
+    # final_heading is main.c's heading atan2(d12, d11) of the final directors, in degrees:
+    # recomputed here in numpy it agrees to rounding (atan2 and the degree factor, ~1e-15 of
+    # the 0.03 deg signal; 1e-12 deg leaves a margin).
+    F_final = np.asarray(F_final)
+    for k in range(2):
+        heading = np.degrees(np.arctan2(F_final[0, k, 1, 0], F_final[0, k, 0, 0]))
+        assert out["final_heading"][0, k] == pytest.approx(heading, abs=1e-12)
+    # the steered car has turned left: its heading grew by about yaw rate x time (the yaw
+    # rate builds up from 0, so between a quarter and all of final_yaw_rate * end_time)
+    assert 0.25 * out["final_yaw_rate"][0, 1] * 0.02 < out["final_heading"][0, 1] < out["final_yaw_rate"][0, 1] * 0.02
+    assert abs(out["final_heading"][0, 0]) < 1e-9  # the straight car: no heading at all
+    # the saved headings grow while the car turns, and stay below the final one
+    ok = np.asarray(saved[0])
+    headings = np.degrees(np.arctan2(F[0, ok, 1, 1, 0], F[0, ok, 1, 0, 0]))
+    assert np.all(np.diff(headings) > 0) and headings[-1] < out["final_heading"][0, 1]
     assert float(tangents["final_y"][0, 1]) == pytest.approx(1.0, abs=0.05)
 
 

@@ -5,7 +5,7 @@ from typer.testing import CliRunner
 
 from jaxmedusa_cli.app import app
 
-from conftest import EXAMPLES
+from helpers import EXAMPLES
 
 
 def test_run_writes_trajectory_table(tmp_path):

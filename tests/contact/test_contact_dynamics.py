@@ -18,7 +18,7 @@ from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.solver.simulate import simulate
 from jaxmedusa.core.status import Status
 
-from conftest import EXAMPLES, single
+from helpers import EXAMPLES, single
 
 
 def rear_end(model, other=None, gap=0.05, offset=0.4):
@@ -57,13 +57,36 @@ def test_medusa_law_exchanges_momentum_between_equal_masses(models):
 
 
 def test_step_size_shrinks_in_contact_and_recovers(models):
-    res, settings = run(rear_end(models[0]), end_time=0.3, save_every=0.01, tires=False)
-    steps = int(res.final.clock.steps[0])
-    # A predicted contact divides dt by 1.4641 until it is below DT_MIN (7 times from 5e-5 to
-    # 3.5e-6), holds it for 100 steps, then grows it by 1.1 per step (28 steps back to 5e-5).
-    n_fixed = settings.end_time / settings.dt
-    assert steps > n_fixed + 100
-    assert float(res.final.clock.dt[0]) == pytest.approx(settings.dt, rel=1e-9)  # grown back by 1.1s
+    """main.c's step control over a whole MEDUSA-law rear-end (0.3 s, every attempted step
+    recorded): a predicted contact with dt >= DT_MIN rejects the step and divides dt by
+    1.4641; the smallest dt is 5e-5 / 1.4641^7 = 3.467e-6 s, the first value below DT_MIN =
+    5e-6 s (the original program's value, tests/test_step_control.py); it is held for 100
+    steps after the last rejection, then grows by 1.1 per step without contact back to 5e-5."""
+    from step_trace import SMALLEST, DtHistory, check_main_c_rules, history
+
+    settings = Settings(end_time=0.3, save_every=0.01, tires=False)
+    batch, state = build_batch([rear_end(models[0])], dt=settings.dt)
+    res = simulate(batch, state, settings, tracker=DtHistory(size=8192))
+    assert int(res.final.clock.status[0]) == STATUS_OK
+    assert int(res.metrics.n[0]) <= 8192  # the whole run was recorded
+    dt, acc, touch = history(res, 0)
+    rejected = check_main_c_rules(dt, acc, touch, settings)  # every transition, to rounding
+    assert rejected >= 7
+    assert dt.min() == pytest.approx(SMALLEST, rel=1e-9)  # never below 5e-5 / 1.4641^7
+    assert settings.dt_min / settings.shrink <= dt.min() < settings.dt_min
+    # after each rejection at least 101 accepted steps pass before dt grows (hold = 100)
+    last_reject, grown = -1, []
+    for k in range(len(dt) - 1):
+        if not acc[k]:
+            last_reject = k
+        elif dt[k + 1] > dt[k]:
+            grown.append(int(np.sum(acc[last_reject + 1:k + 1])))
+    assert grown and min(grown) >= 101
+    # time is the sum of the accepted steps (to the rounding of ~6000 additions, 1e-12 rel)
+    assert float(res.final.clock.t[0]) == pytest.approx(float(np.sum(dt[acc])), rel=1e-12)
+    assert int(res.final.clock.steps[0]) == int(np.sum(acc))
+    # grown back by 1.1s (1.4641 = 1.1^4: exactly the nominal dt again, to rounding)
+    assert float(res.final.clock.dt[0]) == pytest.approx(settings.dt, rel=1e-9)
 
 
 def test_physical_law_conserves_momentum_for_unequal_masses_and_dissipates(models):

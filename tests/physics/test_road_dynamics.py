@@ -100,7 +100,12 @@ def test_banked_road_section_3_6(banked_scenario):
     assert np.min(np.abs(vy[left_tilt])) < 0.5 * abs(vy_switch)  # sideways motion slowed
     y90 = np.interp(90.0, x, y)
     print(f"section 3.6 banked road: y at x = 90 m: {y90:.3f} m")
-    assert -2.0 < y90 < -0.2
+    # The only figure from outside the code is the report's "about 0.5 m" (no digits, no
+    # original-program run of this case is available, and the yaw the bank induces, not a
+    # steady side slip, makes the drift: m g sin(bank) / cornering stiffness alone gives a
+    # few cm). So the band is the report's figure within a factor of 4 either way (0.125 to
+    # 2 m, right of the centre line); ours is 1.125 m (docs/medusa-notes.md, Banked road).
+    assert -4 * 0.5 < y90 < -0.5 / 4
 
 
 def test_off_the_end_of_the_road_is_flagged_and_others_finish_alone(banked_scenario):

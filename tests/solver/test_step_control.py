@@ -1,88 +1,175 @@
-"""Step controls (solver/step_control.py): each rule on hand-made clocks, then in a run."""
+"""MEDUSA's step-size control (main.c integrate()) in a mixed batch: one scenario in contact,
+one free. Each keeps its own dt; the contact one follows main.c's rules step by step and
+the original program's numbers (tests/data/offset_trace_first_contact.txt, the rebuilt C
+program on the report's offset example): 7 shrinks by 1.4641 from 5e-5 s to 3.467167475e-6 s
+(the first value below DT_MIN = 5e-6 s), 102 accepted steps at that dt, then 28 growths by
+1.1 back to 5e-5 s.
+
+The trace reader and the `DtHistory` tracker live in tests/step_trace.py (shared).
+"""
 from __future__ import annotations
 
-import dataclasses
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
-from jaxmedusa.core.state import ScenarioClock
-from jaxmedusa.io.scenario_toml import load_scenario
+from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.solver.simulate import simulate
-from jaxmedusa.solver.step_control import CONSTANT, MEDUSA, STEP_CONTROLS, StepProposal
+from jaxmedusa.core.status import Status
 
-S = Settings()  # main.c's constants: dt 5e-5, DT_MIN 5e-6, shrink 1.4641, grow 1.1, hold 100
+from step_trace import (HOLD_STEPS, SMALLEST, TRACE, DtHistory, Steps, check_main_c_rules, far_apart,  # noqa: F401
+                        history, rear_end, trace_steps)
 
-
-def clock(dt, hold=-1, t=0.0):
-    f = jnp.asarray
-    return ScenarioClock(t=f(t), dt=f(dt), hold=f(hold, jnp.int32), t_saved=f(0.0), status=f(0, jnp.int32),
-                         steps=f(0, jnp.int32))
-
-
-def decide(control, c, touching):
-    accept, dt, hold = control.decide(c, StepProposal(touching=jnp.asarray(touching)), S)
-    return bool(accept), float(dt), int(hold)
+TRACE = Path(__file__).parents[1] / "data" / "offset_trace_first_contact.txt"
+SMALLEST = 3.467167475e-06  # [s] the trace's dt after 7 rejections (checked below)
+HOLD_STEPS = 102  # accepted steps at the smallest dt (derived from the trace below)
 
 
-def test_medusa_shrinks_and_redoes_a_step_in_contact_and_holds():
-    accept, dt, hold = decide(MEDUSA, clock(5e-5), True)
-    assert not accept and dt == 5e-5 / 1.4641 and hold == 100  # main.c: dt /= 1.4641, just_reduced = 100
+def trace_steps():
+    """(t, dt, accepted, contact) of every STEP line of the original program's trace."""
+    rows = []
+    for line in TRACE.read_text().splitlines():
+        if line.startswith("STEP"):
+            t, dt = (float(re.search(rf"\b{k}=(\S+)", line)[1]) for k in ("t", "dt"))
+            rows.append((t, dt, line.endswith("accept"), "contact=1" in line))
+    return rows
 
 
-def test_medusa_takes_the_step_in_contact_below_dt_min():
-    accept, dt, hold = decide(MEDUSA, clock(4.9e-6, hold=40), True)
-    assert accept and dt == 4.9e-6 and hold == 39  # no growth while touching
+class Steps(NamedTuple):
+    n: jnp.ndarray  # () int32 attempts recorded
+    dt: jnp.ndarray  # (N,) [s]
+    accepted: jnp.ndarray  # (N,) bool
+    touching: jnp.ndarray  # (N,) bool, any pair in contact on the predicted state
 
 
-def test_medusa_holds_then_grows_by_1_1_up_to_the_initial_step():
-    assert decide(MEDUSA, clock(1e-5, hold=5), False) == (True, 1e-5, 4)  # still holding
-    assert decide(MEDUSA, clock(1e-5, hold=0), False) == (True, 1e-5, -1)  # the hold ends with this step
-    accept, dt, hold = decide(MEDUSA, clock(1e-5, hold=-1), False)
-    assert accept and dt == pytest.approx(1.1e-5, rel=1e-15) and hold == -2
-    assert decide(MEDUSA, clock(5e-5, hold=-1), False)[1] == 5e-5  # never above settings.dt
+@dataclass(frozen=True)
+class DtHistory:
+    """Records (dt, accepted, touching) of the first `size` attempted steps."""
+
+    size: int = 2048
+
+    def init(self, batch_item, state_item) -> Steps:
+        return Steps(jnp.zeros((), jnp.int32), jnp.zeros((self.size,)), jnp.zeros((self.size,), bool),
+                     jnp.zeros((self.size,), bool))
+
+    def update(self, m: Steps, batch_item, state_item, info) -> Steps:
+        at = jnp.arange(self.size) == m.n
+        touching = jnp.any(info.pairs.touching)
+        return Steps(m.n + 1, jnp.where(at, info.dt, m.dt), jnp.where(at, info.accepted, m.accepted),
+                     jnp.where(at, touching, m.touching))
 
 
-def test_constant_takes_every_step_and_never_changes_dt():
-    for touching in (False, True):
-        assert decide(CONSTANT, clock(5e-5, hold=7), touching) == (True, 5e-5, 7)
+def history(res, b):
+    n = min(int(res.metrics.n[b]), int(res.metrics.dt.shape[1]))
+    return (np.asarray(res.metrics.dt[b, :n]), np.asarray(res.metrics.accepted[b, :n]),
+            np.asarray(res.metrics.touching[b, :n]))
 
 
-def test_end_rules():
-    end = S.end_time
-    assert bool(MEDUSA.running(clock(5e-5, t=end), S)) and not bool(MEDUSA.running(clock(5e-5, t=end + 1e-12), S))
-    # constant: the step that ends at end_time is the last, despite round-off in t
-    assert bool(CONSTANT.running(clock(5e-5, t=end - 5e-5 - 1e-12), S))
-    assert not bool(CONSTANT.running(clock(5e-5, t=end - 5e-5 * 0.4), S))
+def check_main_c_rules(dt, accepted, touching, settings: Settings, rtol=1e-12):
+    """Replays main.c's rules on a recorded history: a predicted contact with dt >= DT_MIN
+    rejects the step and divides dt by 1.4641, setting just_reduced = 100; an accepted step
+    decrements it and, without contact and once it is below 0, multiplies dt by 1.1 while
+    dt < the nominal dt. Returns the number of rejections. rtol: 1e-12 for the simulation
+    (a product of a few roundings), 1e-9 for the trace (printed to 10 digits)."""
+    hold = -1
+    for k in range(len(dt) - 1):
+        if not accepted[k]:
+            assert touching[k] and dt[k] >= settings.dt_min, k
+            assert dt[k + 1] == pytest.approx(dt[k] / 1.4641, rel=rtol), k
+            hold = 100
+        else:
+            assert not (touching[k] and dt[k] >= settings.dt_min), k
+            grow = (not touching[k]) and hold < 0 and dt[k] < settings.dt
+            assert dt[k + 1] == pytest.approx(dt[k] * 1.1 if grow else dt[k], rel=rtol), k
+            hold -= 1
+    return int(np.sum(~accepted))
+
+
+def test_the_original_trace_follows_the_rules():
+    """The trace excerpt itself: main.c's rules, its smallest dt and its hold, which the
+    simulation tests below compare with."""
+    rows = trace_steps()
+    t, dt, acc, touch = (np.array(c) for c in zip(*rows))
+    burst = slice(0, len(rows) - 1)  # consecutive attempts (the trace prints every attempt
+    # while just_reduced >= 0 or in contact); the last line is the next contact, 7.2 ms on
+    check_main_c_rules(dt[burst], acc[burst], touch[burst], Settings(), rtol=1e-9)
+    assert dt.min() == pytest.approx(SMALLEST, rel=1e-9)
+    assert SMALLEST == pytest.approx(5e-5 / 1.4641**7, rel=1e-9)
+    # Unprinted between the last two lines: the steps at the smallest dt with just_reduced < 0,
+    # then the growth, then steps of 5e-5 s. Only 102 steps at the smallest dt in all (101
+    # printed) followed by 28 growths make the gap a whole number of 5e-5 s steps.
+    printed = int(np.sum(dt[burst] == dt.min()))
+    assert printed == HOLD_STEPS - 1
+
+    def n_nominal(n_hold):
+        after = t[-2] + dt.min() * (n_hold - printed + 1) + sum(dt.min() * 1.1**k for k in range(1, 29))
+        return (t[-1] - after) / 5e-5
+    # the times are printed to 1e-9 s, i.e. 2e-5 of a step
+    assert abs(n_nominal(HOLD_STEPS) - round(n_nominal(HOLD_STEPS))) < 1e-3
+    assert abs(n_nominal(HOLD_STEPS - 1) - round(n_nominal(HOLD_STEPS - 1))) > 0.05
+    assert abs(n_nominal(HOLD_STEPS + 1) - round(n_nominal(HOLD_STEPS + 1))) > 0.05
 
 
 @pytest.fixture(scope="module")
-def offset_run(examples):
-    scenario, _ = load_scenario(examples / "offset")
-    settings = Settings(end_time=1.0, save_every=0.05)
-    batch, state = build_batch([scenario], dt=settings.dt)
-    return batch, state, settings
+def mixed(models):
+    settings = Settings(end_time=0.06, save_every=0.01, tires=False)
+    both = simulate(*build_batch([rear_end(models[0]), far_apart(models[0])], dt=settings.dt), settings,
+                    tracker=DtHistory())
+    return both, settings
 
 
-def test_runs_under_each_control(offset_run):
-    """The report's offset collision (contact from ~0.8 s): MEDUSA's control shrinks dt in
-    contact but never below DT_MIN/1.4641 and ends after t > end_time; the constant control
-    takes exactly end_time/dt steps of the initial dt."""
-    batch, state, settings = offset_run
-    med = simulate(batch, state, settings, record=False).final
-    con = simulate(batch, state, dataclasses.replace(settings, step_control="constant"), record=False).final
-    assert float(med.clock.t[0]) > 1.0 and int(med.clock.steps[0]) > 20000  # extra steps: shrunk in contact
-    assert float(med.clock.dt[0]) >= S.dt_min / S.shrink
-    assert int(con.clock.steps[0]) == 20000 and float(con.clock.dt[0]) == 5e-5
-    assert float(con.clock.t[0]) == pytest.approx(1.0, abs=1e-9)  # 20000 additions of 5e-5: round-off only
-    assert int(med.clock.status[0]) == int(con.clock.status[0]) == 0
+def test_each_scenario_keeps_its_own_step_size(mixed):
+    res, settings = mixed
+    assert list(np.asarray(res.final.clock.status)) == [Status.OK, Status.OK]
+    dt, acc, touch = history(res, 1)
+    # the free pair: every attempt accepted at the nominal dt, although its neighbour in the
+    # batch shrinks its own dt at the same time
+    assert np.all(acc) and not np.any(touch)
+    assert np.all(dt == settings.dt)
+    # 0.06 s of 5e-5 s steps (t accumulates to just below 0.06, so one more)
+    assert int(res.final.clock.steps[1]) in (1200, 1201)
+    dt0, acc0, _ = history(res, 0)
+    assert np.sum(~acc0) > 0 and dt0.min() < settings.dt_min
 
 
-def test_unknown_control_fails_before_tracing(offset_run):
-    batch, state, settings = offset_run
-    with pytest.raises(ValueError, match="unknown step control 'pi'; valid: medusa, constant"):
-        simulate(batch, state, dataclasses.replace(settings, step_control="pi"), record=False)
+def test_contact_scenario_follows_main_c_and_the_original_trace(mixed):
+    res, settings = mixed
+    dt, acc, touch = history(res, 0)
+    assert check_main_c_rules(dt, acc, touch, settings) >= 7
+    # the smallest dt: 5e-5 / 1.4641^7, the first below DT_MIN, as in the original program
+    assert dt.min() == pytest.approx(SMALLEST, rel=1e-9)
+    assert settings.dt_min / 1.4641 <= dt.min() < settings.dt_min
+    # the first burst: 7 rejections, then the smallest dt for 102 accepted steps if no new
+    # contact comes (MEDUSA's law kicks the bodies apart), then 28 growths by 1.1 to 5e-5 s
+    first = int(np.argmax(~acc))  # the first rejection
+    k = int(np.argmax(dt < settings.dt_min))  # the first step at the smallest dt
+    assert np.sum(~acc[first:k]) == 7  # (an attempt without contact may come in between)
+    np.testing.assert_allclose(np.unique(dt[first:k]), settings.dt / 1.4641 ** np.arange(7)[::-1], rtol=1e-12)
+    assert dt[k] == pytest.approx(SMALLEST, rel=1e-9) and acc[k]
+    run = k
+    while dt[run] == dt[k]:
+        run += 1
+    if not np.any(touch[k + 1:run + 28]):  # a clean burst: the full hold and growth
+        assert run - k == HOLD_STEPS
+        np.testing.assert_allclose(dt[run:run + 28] / dt[run - 1:run + 27], 1.1, rtol=1e-12)
+        assert dt[run + 27] == pytest.approx(settings.dt, rel=1e-12) and dt[run + 28] == dt[run + 27]
+    else:
+        assert run - k <= HOLD_STEPS
+
+
+def test_contact_scenario_in_the_batch_equals_its_solo_run(mixed, models):
+    res, settings = mixed
+    # one scenario alone (batch of 2 copies keeps the compiled shapes): bitwise the same run
+    solo = simulate(*build_batch([rear_end(models[0]), rear_end(models[0])], dt=settings.dt), settings,
+                    tracker=DtHistory())
+    for name in ("r", "v", "F", "W"):
+        np.testing.assert_array_equal(np.asarray(getattr(res.final.vehicles, name)[0]),
+                                      np.asarray(getattr(solo.final.vehicles, name)[0]))
+    np.testing.assert_array_equal(np.asarray(res.metrics.dt[0]), np.asarray(solo.metrics.dt[0]))

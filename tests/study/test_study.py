@@ -320,12 +320,9 @@ def test_merge_small_with_trajectories_and_show(tmp_path):
     assert rows.v5_final_x[1] == pytest.approx(last.x + last.vx * gap, abs=1e-3)
     assert rows.v5_max_heading_change[1] > 0.0  # the rogue steers
 
-    import typer
     from typer.testing import CliRunner
 
-    from jaxmedusa_cli.study_commands import register
+    from jaxmedusa_cli.app import app  # the real app, with its study commands
 
-    app = typer.Typer()
-    register(app)
     res = CliRunner().invoke(app, ["show", str(tmp_path)])
     assert res.exit_code == 0 and "merge: 3 of 3" in res.output and "ok 3" in res.output, res.output

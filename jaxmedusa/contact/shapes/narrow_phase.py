@@ -44,7 +44,9 @@ __all__ = ["pair_geometry", "cold_warm", "implicit_solver", "WARM_SIZE", "DEFAUL
 BROAD_PHASES = ("medusa", "enclosing")
 
 DEFAULT_ITERS = 8  # LM iterations per problem; 2-3 suffice when warm-started every step
-WARM_SIZE = 8  # warm start: w1 (3), w2 (3), mu1, mu2 (core.state.CONTACT_WARM_SIZE)
+# warm start: y1 (3), y2 (3) (the previous unit-surface points), then mu1, mu2, the damping
+# each search ended at: a diagnostic, not read back (_solve_one says why) (core.state.CONTACT_WARM_SIZE)
+WARM_SIZE = 8
 
 MU0 = 1e-3  # initial LM damping [-] (unit-coordinate Hessians are O(1))
 MU_MIN, MU_MAX = 1e-12, 1e6
@@ -68,12 +70,29 @@ def _tangent_basis(u):
     return jnp.stack([t1, t2], axis=1)
 
 
-def _solve_one(c, M, w_cold, w_warm, mu_warm, g, iters):
+def _solve_one(c, M, w_cold, w_warm, g, iters):
     """min over the unit surface {G(y) = 1} of h(y) = G(c + M y) (the other body's gauge).
 
     Radial parameterisation y = w / G(w), so every iterate lies on the surface exactly; each
     iteration is a Levenberg-Marquardt step in the tangent plane of w (2x2 system, Hessian
-    shifted to be positive definite), accepted only if h decreases. Returns (y, h(y), mu).
+    shifted to be positive definite), accepted only if h decreases. Returns (y, h(y), mu), mu
+    the damping the search ended at (reported, not carried to the next call).
+
+    Every call starts with the damping MU0, also from a warm start. Carrying the previous
+    call's final damping (as this solver once did) breaks tracking: a run of accepted full
+    steps drives it to MU_MIN = 1e-12, and where both surfaces are flat across the line of
+    contact (a superellipsoid's face: G varies like |s|^5, so the tangent Hessian has an
+    eigenvalue ~0 along it, e.g. the vertical direction of two cars side by side at the same
+    height) a gradient that is zero in exact arithmetic but ~1e-17 after rounding becomes a
+    step of ~1e-5..0.5 (STEP_MAX). The line search accepts it whenever the other component of
+    the step lowers h, since the flat direction costs only |s|^5 in h; the iterate then leaves
+    the symmetry plane and comes back at Newton's linear rate on |s|^5, (p-2)/(p-1) = 3/4 per
+    iteration, i.e. not within 2-3 warm iterations. Whether and when rounding starts the
+    excursion depends on the CPU's code generation (FMA, vector width), and the separated gap
+    |T2 - T1| grows with the vertical offset (docs/medusa-notes.md, Contact). From MU0 the
+    amplification is at most 1/(MU0 MU_DOWN^(iters-1)) (1.6e7 at 8 iterations: a 1e-17
+    gradient moves the iterate 1e-10), while a well-conditioned direction (eigenvalues O(1))
+    still contracts by ~MU0 per iteration.
     """
     y_of = lambda w: w / g(w)  # noqa: E731
     h = lambda w: g(c + M @ y_of(w))  # noqa: E731
@@ -90,7 +109,7 @@ def _solve_one(c, M, w_cold, w_warm, mu_warm, g, iters):
     i0 = jnp.argmin(hs)
     w = starts[i0]
     fw = hs[i0]
-    mu = jnp.where((i0 == 0) & (mu_warm > 0.0), mu_warm, MU0)
+    mu = jnp.asarray(MU0, w.dtype)  # not the previous call's damping: see the docstring
     LS = jnp.asarray(LINE_SEARCH, w.dtype)
 
     grad_h = jax.grad(h)
@@ -149,19 +168,19 @@ def implicit_solver(gauge, iters):
     faces) gives a zero tangent instead of NaN.
 
     gauge(y, eps) -> G(y); eps: a tuple of traced squareness exponents, or () when they are
-    static (closed into gauge). Returns solve(c, M, w_cold, w_warm, mu_warm, eps) ->
+    static (closed into gauge). Returns solve(c, M, w_cold, w_warm, eps) ->
     (y, h(y), mu) like _solve_one; mu (the search's damping) has no derivative.
     """
 
     @jax.custom_jvp
-    def solve(c, M, w_cold, w_warm, mu_warm, eps):
-        return _solve_one(c, M, w_cold, w_warm, mu_warm, lambda u: gauge(u, eps), iters)
+    def solve(c, M, w_cold, w_warm, eps):
+        return _solve_one(c, M, w_cold, w_warm, lambda u: gauge(u, eps), iters)
 
     @solve.defjvp
     def solve_jvp(primals, tangents):
-        c, M, w_cold, w_warm, mu_warm, eps = primals
-        dc, dM, _, _, _, deps = tangents
-        y, fy, mu = solve(c, M, w_cold, w_warm, mu_warm, eps)
+        c, M, w_cold, w_warm, eps = primals
+        dc, dM, _, _, deps = tangents
+        y, fy, mu = solve(c, M, w_cold, w_warm, eps)
         g = lambda u: gauge(u, eps)  # noqa: E731
         gg = jax.grad(g)(y)
         gh = jax.grad(lambda u: g(c + M @ u))(y)
@@ -250,10 +269,9 @@ def pair_geometry(
     M = jnp.stack([b2.A @ b1.B, b1.A @ b2.B])
     w_cold = jnp.stack([b1.A @ (r2 - r1), b2.A @ (r1 - r2)])
     w_warm = jnp.stack([warm[0:3], warm[3:6]])
-    mu_warm = warm[6:8]
     # derivatives of the contact points by the implicit function theorem (implicit_solver)
     solver = implicit_solver(gauge_eps, iters)
-    y, hval, mu = jax.vmap(lambda *a: solver(*a, eps))(c, M, w_cold, w_warm, mu_warm)
+    y, hval, mu = jax.vmap(lambda *a: solver(*a, eps))(c, M, w_cold, w_warm)
     y1, y2 = y[0], y[1]
     T1 = r1 + b1.B @ y1
     T2 = r2 + b2.B @ y2

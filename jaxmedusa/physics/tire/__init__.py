@@ -1,7 +1,8 @@
 """Tire models: the force of one tire from its load, slip angle and longitudinal slip.
 
 TIRES maps model names (ModelSpec.tire_model, `tire_model = "..."` in a scenario's
-[[models]]) to `TireModel`s; calspan.py is MEDUSA's CALSPAN/STI model (eqs 1.19-1.26).
+[[models]]) to `TireModel`s: calspan.py is MEDUSA's CALSPAN/STI model (eqs 1.19-1.26),
+fiala.py the Fiala brush tire of the EDC programs (docs/tire-fiala.md).
 Each vehicle carries a core.params.TireSet: the static tuple of the models present in its
 batch, its own model's index and every model's parameters; `tire_forces` dispatches on it
 (a direct call when the batch has one model, `lax.switch` otherwise).
@@ -18,13 +19,14 @@ import numpy as np
 
 from jaxmedusa.core.params import TireSet
 from jaxmedusa.core.registry import Registry
-from jaxmedusa.physics.tire import calspan
+from jaxmedusa.physics.tire import calspan, fiala
 from jaxmedusa.physics.tire.model import TireModel
 
 __all__ = ["TIRES", "TireModel", "tire_forces", "tire_set"]
 
 TIRES: Registry[TireModel] = Registry("tire model")
 TIRES.register("calspan", calspan.MODEL)  # MEDUSA's CALSPAN/STI tire (the default)
+TIRES.register("fiala", fiala.MODEL)  # the Fiala brush tire of the EDC programs (docs/tire-fiala.md)
 
 
 def tire_set(model: str, values: dict | None = None, models: tuple[str, ...] | None = None) -> TireSet:
