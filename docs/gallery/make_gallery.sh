@@ -18,6 +18,7 @@ cp "$R/plots/offset/histories.png" $G/offset_histories.png
 cp "$R/plots/wave/plan_view_moving.png" $G/wave_plan_moving.png
 cp "$R/plots/wave/histories.png" $G/wave_histories.png
 cp "$R/plots/merge/plan_view.png" $G/merge_plan.png
+cp "$R/plots/merge/histories.png" $G/merge_histories.png
 cp "$R/plots/evade/plan_view.png" $G/evade_plan.png
 cp "$R/plots/evade/histories.png" $G/evade_histories.png
 cp "$R/plots/banked/plan_view.png" $G/banked_plan.png
