@@ -18,9 +18,10 @@ cp "$R/plots/offset/histories.png" $G/offset_histories.png
 cp "$R/plots/wave/plan_view_moving.png" $G/wave_plan_moving.png
 cp "$R/plots/wave/histories.png" $G/wave_histories.png
 cp "$R/plots/merge/plan_view.png" $G/merge_plan.png
+cp "$R/plots/merge/histories.png" $G/merge_histories.png
 cp "$R/plots/evade/plan_view.png" $G/evade_plan.png
 cp "$R/plots/evade/histories.png" $G/evade_histories.png
 cp "$R/plots/banked/plan_view.png" $G/banked_plan.png
 cp "$R/plots/banked/histories.png" $G/banked_histories.png
-cp "$R/plots/offset-grid/sweep_delta_v.png" $G/offset_grid_delta_v.png
+cp "$R/plots/offset-grid/sweep_delta_v.png" $G/offset_grid_delta_v.png   # not yet in gallery.md
 jaxmedusa animate "$R/offset" --moving --speed 0.5 --fps 10 --out $G/offset_moving.gif
