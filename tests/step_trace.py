@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.scenario import Scenario

@@ -67,7 +67,7 @@ def test_step_size_shrinks_in_contact_and_recovers(models):
     settings = Settings(end_time=0.3, save_every=0.01, tires=False)
     batch, state = build_batch([rear_end(models[0])], dt=settings.dt)
     res = simulate(batch, state, settings, tracker=DtHistory(size=8192))
-    assert int(res.final.clock.status[0]) == STATUS_OK
+    assert int(res.final.clock.status[0]) == Status.OK
     assert int(res.metrics.n[0]) <= 8192  # the whole run was recorded
     dt, acc, touch = history(res, 0)
     rejected = check_main_c_rules(dt, acc, touch, settings)  # every transition, to rounding
