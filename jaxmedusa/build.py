@@ -27,6 +27,23 @@ class Batch:
     valid: jnp.ndarray  # [B, V] bool: False for padding vehicles
     contact: ContactParams  # [B]
     road: object  # road.RoadParams with leaves [B, ...], or None for the flat plane z = 0
+    barriers: object = None  # barrier.BarrierParams with leaves [B, NB, ...], or None (no barriers)
+
+
+def batch_barriers(scenarios, n_vehicles: int):
+    """(BarrierParams [B, NB, ...], BarrierState [B, V, NB, ...]) of a list of scenarios, or
+    (None, None) when none has a barrier. All scenarios of a batch must list the same number."""
+    from .barrier import barrier_params, initial_barrier_state  # noqa: PLC0415
+
+    counts = {len(s.barriers) for s in scenarios}
+    if counts == {0}:
+        return None, None
+    if len(counts) > 1:
+        raise ValueError("all scenarios of a batch must have the same number of barriers")
+    nb = counts.pop()
+    params = _stack([barrier_params(s.barriers) for s in scenarios])
+    states = _stack([initial_barrier_state(n_vehicles, nb) for _ in scenarios])
+    return jax.tree.map(jnp.asarray, params), jax.tree.map(jnp.asarray, states)
 
 
 def _stack(trees):
@@ -111,18 +128,19 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact: ContactPar
         states.append(_stack(st))
         roads.append(road)
         pairs.append(PairState(gamma=np.zeros((n_pairs, 2)), warm=np.zeros((n_pairs, CONTACT_WARM_SIZE)),
-                               in_contact=np.zeros((n_pairs,), bool)))
+                               in_contact=np.zeros((n_pairs,), bool), crush=np.zeros((n_pairs,))))
     cp = contact or contact_params()
+    barriers, bstate = batch_barriers(scenarios, n_v)
     batch = Batch(vehicle=_stack(params), driver=_stack(drivers), valid=np.stack(valid),
-                  contact=_stack([cp] * len(scenarios)), road=None if flat else _stack(roads))
+                  contact=_stack([cp] * len(scenarios)), road=None if flat else _stack(roads), barriers=barriers)
     to_device = lambda tree: jax.tree.map(jnp.asarray, tree)  # noqa: E731
-    return to_device(batch), initial_state(to_device(_stack(states)), to_device(_stack(pairs)), dt)
+    return to_device(batch), initial_state(to_device(_stack(states)), to_device(_stack(pairs)), dt, bstate)
 
 
-def initial_state(vehicles: VehicleState, pairs: PairState, dt: float) -> SimState:
+def initial_state(vehicles: VehicleState, pairs: PairState, dt: float, barriers=None) -> SimState:
     """SimState at t = 0 for batched vehicle and pair states (leading axis [B])."""
     b = vehicles.r.shape[0]
     f = lambda x: jnp.full((b,), x, dtype=jnp.float64)  # noqa: E731
     clock = ScenarioClock(t=f(0.0), dt=f(dt), hold=jnp.full((b,), -1, jnp.int32), t_saved=f(-100.0),
                           status=jnp.full((b,), STATUS_OK, jnp.int32), steps=jnp.zeros((b,), jnp.int32))
-    return SimState(vehicles=vehicles, pairs=pairs, clock=clock)
+    return SimState(vehicles=vehicles, pairs=pairs, clock=clock, barriers=barriers)

@@ -8,7 +8,7 @@ per vehicle.
 Laws (static `Settings.contact_law`, defined in contact_law.py): "medusa" is vehicle.c's
 accumulated-multiplier law, updated on every attempt in contact, including attempts that
 main.c then redoes with a smaller step; "physical" is a spring-damper normal force through
-the mass matrix.
+the mass matrix; "crush" is the calibrated crush law (crush_law.py).
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from .contact import PairGeometry, pair_geometry
 from .contact_law import ContactTerms, medusa_law, normal_force, physical_law
+from .crush_law import crush_law
 from .integrate import PairInfo
 from .params import Settings
 from .state import PairState, pair_indices
@@ -35,6 +36,15 @@ class _Motion(NamedTuple):
     W: jnp.ndarray
 
 
+class _Body(NamedTuple):
+    """Predicted position r (3,), directors F (3, 3) and velocities v, W of one vehicle (crush law)."""
+
+    r: jnp.ndarray
+    F: jnp.ndarray
+    v: jnp.ndarray
+    W: jnp.ndarray
+
+
 # Spheres of this many times |semi-axes| enclose every geometry kind (the "box" kind's
 # equal-volume ellipsoid is (6/pi)^(1/3) = 1.24 times larger), with room for strain.
 SKIP_RADIUS_FACTOR = 1.3
@@ -46,7 +56,7 @@ def scenario_geometry(batch_item, r_pred, F_pred, warm, settings: Settings) -> P
     p, cp = batch_item.vehicle, batch_item.contact
     # MEDUSA's bounding sphere (largest semi-axis) misses corner contacts until the surfaces
     # overlap; the physical law uses spheres that enclose the shape.
-    broad = "enclosing" if settings.contact_law == "physical" else "medusa"
+    broad = "medusa" if settings.contact_law == "medusa" else "enclosing"
     return jax.vmap(
         lambda r1, F1, a1, r2, F2, a2, w: pair_geometry(settings.contact_geometry, r1, F1, a1, r2, F2, a2, w,
                                                         cp.eps1, cp.eps2, broad_phase=broad)
@@ -94,7 +104,19 @@ def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: 
     geom = geom._replace(touching=geom.touching & batch_item.valid[a] & batch_item.valid[b])
     touching = geom.touching
     m1, m2 = _Motion(v[a], W[a]), _Motion(v[b], W[b])
-    if physical:
+    pen = jnp.where(touching, jnp.maximum(-geom.phi1, 0.0), 0.0)
+    crush = jnp.stack([pen, pen], axis=-1)  # laws without crush: the overlap
+    residual = power = jnp.zeros_like(crush)
+    dmax = pairs.crush
+    if settings.contact_law == "crush":
+        p1, p2 = jax.tree.map(lambda x: x[a], p), jax.tree.map(lambda x: x[b], p)
+        b1, b2 = _Body(r_pred[a], F_pred[a], v[a], W[a]), _Body(r_pred[b], F_pred[b], v[b], W[b])
+        out, t1, t2 = jax.vmap(crush_law, in_axes=(0, 0, 0, 0, 0, 0, None, None))(
+            geom, pairs.crush, b1, b2, p1, p2, cp, settings.contact_geometry)
+        gamma = jnp.zeros_like(pairs.gamma)
+        force, crush, residual, power, dmax = out.force, out.crush, out.residual, out.power, out.dmax
+        touching = touching & (force > 0.0)  # overlap inside the permanent crush carries no force
+    elif physical:
         p1, p2 = jax.tree.map(lambda x: x[a], p), jax.tree.map(lambda x: x[b], p)
         t1, t2 = jax.vmap(physical_law, in_axes=(0, 0, 0, 0, 0, None))(geom, m1, m2, p1, p2, cp)
         gamma = jnp.zeros_like(pairs.gamma)
@@ -109,7 +131,8 @@ def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: 
         return out.at[a].add(x1).at[b].add(x2)
 
     terms = ContactTerms(*[gather(x1, x2) for x1, x2 in zip(t1, t2)])
-    new_pairs = PairState(gamma=gamma, warm=geom.warm, in_contact=touching)
-    info = PairInfo(touching=touching, phi1=jnp.where(geom.candidate, geom.phi1, jnp.inf), force=force, gamma=gamma)
+    new_pairs = PairState(gamma=gamma, warm=geom.warm, in_contact=touching, crush=dmax)
+    info = PairInfo(touching=touching, phi1=jnp.where(geom.candidate, geom.phi1, jnp.inf), force=force, gamma=gamma,
+                    crush=crush, residual=residual, power=power)
     failed = jnp.any(touching & (geom.residual > CONTACT_RESIDUAL_TOL))
     return jnp.any(touching), new_pairs, terms, info, failed

@@ -69,7 +69,7 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
     end_time = 3.0                    # [s], MEDUSA -t
     dt = 5e-5                         # [s], MEDUSA -d
     save_every = 0.01                 # [s], MEDUSA -s
-    contact_law = "medusa"            # "medusa" | "physical"
+    contact_law = "crush"             # "medusa" | "physical" | "crush" (docs/crash-law.md)
     contact_geometry = "superellipsoid"  # "superellipsoid" | "ellipsoid" | "box"
     tires = true
     # (every other field of params.Settings is accepted too, e.g. dt_min, contact)
@@ -87,20 +87,21 @@ import tomllib
 from pathlib import Path
 
 from .legacy import KEYWORD_FIELDS, MedusaInputError, model_problems, read_medusa_folder, read_models, read_platoon, read_road
-from .scenario import DriverTable, ModelSpec, RoadSpec, Scenario, VehicleSpec
+from .scenario import CRUSH_FIELDS, DriverTable, ModelSpec, RoadSpec, Scenario, VehicleSpec
 
 __all__ = ["load_scenario", "scenario_from_dict", "driver_table", "SIMULATION_CHOICES"]
 
 # Allowed string values of [simulation] settings.
 SIMULATION_CHOICES = {
-    "contact_law": ("medusa", "physical"),
+    "contact_law": ("medusa", "physical", "crush"),
     "contact_geometry": ("superellipsoid", "ellipsoid", "box"),
 }
 
 _MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]
 _VEHICLE_KEYS = ("model", "x", "y", "speed", "orientation_deg", "tire_speed", "steering_deg")
 _VEHICLE_REQUIRED = ("model", "x", "y", "speed")
-_TOP_KEYS = ("name", "medusa", "models", "vehicles", "road", "overrides", "simulation")
+_TOP_KEYS = ("name", "medusa", "models", "vehicles", "road", "overrides", "simulation", "barriers")
+_BARRIER_KEYS = ("type", "position", "normal", "size", "yaw_deg")
 
 
 def load_scenario(path: str | Path) -> tuple[Scenario, dict]:
@@ -177,7 +178,41 @@ def scenario_from_dict(
             vehicles[k] = _vehicle(table, f"overrides.vehicles.{key}", len(models), err, base=vehicles[k])
 
     settings = _settings(data.get("simulation", {}), err)
-    return Scenario(name=name, models=models, vehicles=vehicles, road=road), settings
+    barriers = [_barrier(t, f"barriers[{k}]", err) for k, t in enumerate(err.array(data.get("barriers", []), "barriers"), 1)]
+    return Scenario(name=name, models=models, vehicles=vehicles, road=road, barriers=barriers), settings
+
+
+def _barrier(t, where: str, err: "_Errors"):
+    """A barrier.BarrierSpec from a [[barriers]] table: type = "plane" (position, normal) or
+    "box" (position = centre, size = [length, width, height], yaw_deg)."""
+    from .barrier import BarrierSpec  # noqa: PLC0415
+
+    t = err.table(t, where)
+    err.keys(t, _BARRIER_KEYS, where)
+    kind = t.get("type")
+    if kind not in ("plane", "box"):
+        err.fail(f"{where}.type", f"'plane' or 'box' expected, got {kind!r}")
+
+    def vec(key, positive=False):
+        if key not in t:
+            err.fail(f"{where}.{key}", "missing")
+        v = err.array(t[key], f"{where}.{key}")
+        if len(v) != 3:
+            err.fail(f"{where}.{key}", f"3 numbers expected, got {v!r}")
+        v = tuple(err.number(x, f"{where}.{key}") for x in v)
+        if positive and min(v) <= 0:
+            err.fail(f"{where}.{key}", f"3 numbers > 0 expected, got {list(v)}")
+        return v
+
+    allowed = {"plane": ("type", "position", "normal"), "box": ("type", "position", "size", "yaw_deg")}[kind]
+    err.keys(t, allowed, where)
+    if kind == "plane":
+        n = vec("normal")
+        if math.hypot(*n) == 0.0:
+            err.fail(f"{where}.normal", "a nonzero vector expected")
+        return BarrierSpec(kind="plane", position=vec("position"), normal=n)
+    return BarrierSpec(kind="box", position=vec("position"), size=vec("size", positive=True),
+                       yaw_deg=err.number(t.get("yaw_deg", 0.0), f"{where}.yaw_deg"))
 
 
 def driver_table(value, where: str = "driver table", source: str = "<scenario>") -> DriverTable:
@@ -261,7 +296,7 @@ def _model(t, where: str, err: _Errors, base: ModelSpec | None = None) -> ModelS
     values = dataclasses.asdict(base) if base is not None else {}
     for f in _MODEL_FIELDS:
         if f not in t:
-            if base is None:
+            if base is None and f not in CRUSH_FIELDS:  # crush coefficients have defaults
                 err.fail(f"{where}.{f}", "missing")
             continue
         if f == "contact_dims":
@@ -279,6 +314,9 @@ def _model(t, where: str, err: _Errors, base: ModelSpec | None = None) -> ModelS
     values["contact_dims"] = tuple(values["contact_dims"])
     values["eq_F"] = tuple(tuple(r) for r in values["eq_F"])
     model = ModelSpec(**values)
+    for f in CRUSH_FIELDS:
+        if f in t and not getattr(model, f) > 0.0:
+            err.fail(f"{where}.{f}", f"a crush coefficient > 0 expected, got {getattr(model, f):g}")
     problems = model_problems(model)
     if problems:
         kw, reason = problems[0]

@@ -24,6 +24,9 @@ class PairInfo(NamedTuple):
     phi1: jnp.ndarray  # (P,) gap along n1 [m] (large positive when not a candidate)
     force: jnp.ndarray  # (P,) normal contact force magnitude [N] (law-specific, see contact_law.py)
     gamma: jnp.ndarray  # (P, 2) multipliers gamma1, gamma2 after this step (MEDUSA law; 0 otherwise)
+    crush: jnp.ndarray = None  # (P, 2) dynamic crush of body 1, 2 [m] (other laws: the overlap)
+    residual: jnp.ndarray = None  # (P, 2) permanent crush [m] (crush law; 0 otherwise)
+    power: jnp.ndarray = None  # (P, 2) power into each structure [W] (crush law; 0 otherwise)
 
 
 class StepInfo(NamedTuple):
@@ -33,6 +36,7 @@ class StepInfo(NamedTuple):
     dt: jnp.ndarray  # () the step size used [s]
     contact_dv: jnp.ndarray  # (V, 3) contact acceleration of each vehicle's centre of mass [m/s^2]
     pairs: PairInfo
+    crash: object = None  # crush_law.CrashInfo per vehicle (pairs and barriers together)
 
 
 def table_value(times, values, linear, t):
@@ -57,7 +61,7 @@ def no_contact(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Set
     n, p = r_pred.shape[0], pairs.gamma.shape[0]
     z3, z33 = jnp.zeros((n, 3)), jnp.zeros((n, 3, 3))
     info = PairInfo(touching=jnp.zeros((p,), bool), phi1=jnp.full((p,), jnp.inf), force=jnp.zeros((p,)),
-                    gamma=jnp.zeros((p, 2)))
+                    gamma=jnp.zeros((p, 2)), crush=jnp.zeros((p, 2)), residual=jnp.zeros((p, 2)), power=jnp.zeros((p, 2)))
     return jnp.asarray(False), pairs, ContactTerms(z3, z33, z3, z33), info, jnp.asarray(False)
 
 
@@ -101,6 +105,22 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) ->
 
     stage = _contact_stage(settings, vs.r.shape[0])
     touching, pairs, c, pair_info, contact_failed = stage(batch_item, r_pred, F_pred, vs.v, vs.W, state.pairs, settings, geom)
+    # --- crush law / barriers (docs/crash-law.md) ---
+    barrier_state, barrier_info = state.barriers, None
+    if batch_item.barriers is not None and settings.contact:
+        from .barrier import barrier_stage  # noqa: PLC0415
+
+        cb, barrier_state, barrier_info = barrier_stage(
+            batch_item.barriers, state.barriers, r_pred, F_pred, vs.v, vs.W, batch_item.vehicle, batch_item.contact,
+            valid, settings.contact_law, settings.contact_geometry)
+        c = ContactTerms(*[x + y for x, y in zip(c, cb)])
+        touching = touching | jnp.any(barrier_info.touching)
+    from .crush_law import crash_info  # noqa: PLC0415
+
+    crash = crash_info(pair_info, barrier_info, vs.r.shape[0])
+    if settings.contact_law == "crush":
+        touching = jnp.asarray(False)  # a constant step: the crush law never redoes a step in contact
+    # --- end crush law / barriers ---
     accept = jnp.logical_not(touching) | (dt < settings.dt_min)
 
     steer, speed = jax.vmap(driver_inputs, in_axes=(0, None))(batch_item.driver, clk.t)
@@ -148,6 +168,7 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) ->
         steps=clk.steps + take.astype(jnp.int32),
     )
     pairs = jax.tree.map(lambda new, old: jnp.where(ok, new, old), pairs, state.pairs)
+    barrier_state = jax.tree.map(lambda new, old: jnp.where(ok, new, old), barrier_state, state.barriers)
     vehicles = jax.tree.map(lambda new, old: jnp.where(take, new, old), new_vs, vs)
-    info = StepInfo(accepted=take, dt=dt, contact_dv=jnp.where(m, c.dv, 0.0), pairs=pair_info)
-    return SimState(vehicles=vehicles, pairs=pairs, clock=clock), info
+    info = StepInfo(accepted=take, dt=dt, contact_dv=jnp.where(m, c.dv, 0.0), pairs=pair_info, crash=crash)
+    return SimState(vehicles=vehicles, pairs=pairs, clock=clock, barriers=barrier_state), info

@@ -54,6 +54,8 @@ METRIC_UNITS = {
     "final_vx": "m/s", "final_vy": "m/s", "final_vz": "m/s", "final_speed": "m/s", "final_heading": "deg",
     "final_yaw_rate": "deg/s", "max_heading_change": "deg", "spin_out": "-", "max_lateral_excursion": "m",
     "lane_departure": "-", "energy_start": "J", "energy_end": "J",
+    "max_crush": "m", "residual_crush": "m", "pulse_duration": "s", "mean_decel_g": "g", "peak_decel_g": "g",
+    "restitution": "-", "absorbed_energy": "J", "ees": "m/s",
 }
 VECTOR_SUFFIXES = {"delta_v_vec": ("x", "y", "z"), "delta_v_body": ("fwd", "left", "up")}
 _VECTOR_NAMES = {"delta_v_vec": "delta_v"}  # column stem of a vector metric

@@ -45,6 +45,19 @@ handling
     lane_departure [bool]    max_lateral_excursion > lane_width / 2 (MEDUSA common.h LANEWIDTH 3.0 m)
 energy
     energy_start, energy_end [J]  vehicle.energy_total at t = 0 and at the end
+crash (docs/crash-law.md; contact = a pair or barrier contact that carries force)
+    max_crush [m]            largest dynamic crush (other laws: the overlap)
+    residual_crush [m]       permanent crush at the end (crush law; 0 for the other laws)
+    pulse_duration [s]       sum of dt over accepted steps in contact
+    mean_decel_g [g]         delta_v / pulse_duration / 9.81
+    peak_decel_g [g]         largest |contact acceleration of the CM| on one step (unfiltered;
+                             crash_pulse.py gives the CFC 60 filtered pulse of a single run)
+    restitution [-]          -(v_i - v_p)_end . u / |(v_i - v_p)_start|, u the unit closing
+                             velocity at the first contact, p the partner of that contact
+                             (a barrier: v_p = 0), start = just before the first contact,
+                             end = after the last
+    absorbed_energy [J]      work done on the vehicle's structure (crush law; 0 otherwise)
+    ees [m/s]                energy-equivalent speed sqrt(2 absorbed_energy / mass)
 Per scenario (arrays [B]): status (state.STATUS_*), end_time [s], steps [-].
 """
 from __future__ import annotations
@@ -79,6 +92,8 @@ VEHICLE_METRICS = {
     "final_speed": (), "final_heading": (), "final_yaw_rate": (),
     "max_heading_change": (), "spin_out": (), "max_lateral_excursion": (), "lane_departure": (),
     "energy_start": (), "energy_end": (),
+    "max_crush": (), "residual_crush": (), "pulse_duration": (), "mean_decel_g": (), "peak_decel_g": (),
+    "restitution": (), "absorbed_energy": (), "ees": (),
 }
 SCENARIO_METRICS = ("status", "end_time", "steps")
 
@@ -101,6 +116,15 @@ class OutcomeState(NamedTuple):
     lateral0: jnp.ndarray  # [m], initial lateral offset
     max_lateral: jnp.ndarray  # [m] >= 0
     energy0: jnp.ndarray  # [J]
+    # crash (crush_law.CrashInfo)
+    crush: jnp.ndarray  # [m] largest dynamic crush
+    residual: jnp.ndarray  # [m] permanent crush after the last accepted step
+    pulse: jnp.ndarray  # [s] time in contact
+    peak_decel: jnp.ndarray  # [m/s^2]
+    absorbed: jnp.ndarray  # [J]
+    v_start: jnp.ndarray  # (V, 3) [m/s] just before the first contact
+    v_end: jnp.ndarray  # (V, 3) [m/s] after the last contact step
+    partner: jnp.ndarray  # int32 partner of the first contact (-1 barrier, -2 none)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -211,6 +235,8 @@ class Outcomes:
             dv_world=jnp.zeros((n, 3), vs.r.dtype), dv_body=jnp.zeros((n, 3), vs.r.dtype),
             heading=jax.vmap(heading_of)(vs.F), turned=z, max_turn=z,
             lateral0=_laterals(batch_item, vs), max_lateral=z, energy0=_energies(batch_item, vs),
+            crush=z, residual=z, pulse=z, peak_decel=z, absorbed=z, v_start=jnp.zeros((n, 3), vs.r.dtype),
+            v_end=jnp.zeros((n, 3), vs.r.dtype), partner=jnp.full((n,), -2, jnp.int32),
         )
 
     def update(self, m: OutcomeState, batch_item, state, info) -> OutcomeState:
@@ -252,7 +278,27 @@ class Outcomes:
         h = jax.vmap(heading_of)(vs.F)
         turned = m.turned + _wrap(h - m.heading)
         lat = jnp.abs(_laterals(batch_item, vs) - m.lateral0)
-        return OutcomeState(
+
+        # crash: crush, pulse, restitution (crush_law.CrashInfo; absent from hand-made steps)
+        cr = info.crash
+        if cr is None:
+            crash = dict(crush=m.crush, residual=m.residual, pulse=m.pulse, peak_decel=m.peak_decel,
+                         absorbed=m.absorbed, v_start=m.v_start, v_end=m.v_end, partner=m.partner)
+        else:
+            hit = cr.touching & acc & valid
+            begin = hit & (m.partner == -2)
+            a_mag = _safe_norm(info.contact_dv)
+            crash = dict(
+                crush=jnp.maximum(m.crush, jnp.where(acc & valid, cr.crush, 0.0)),
+                residual=jnp.where(acc & valid, cr.residual, m.residual),
+                pulse=m.pulse + jnp.where(hit, dt, 0.0),
+                peak_decel=jnp.maximum(m.peak_decel, jnp.where(hit, a_mag, 0.0)),
+                absorbed=m.absorbed + jnp.where(acc & valid, cr.power * dt, 0.0),
+                v_start=jnp.where(begin[:, None], vs.v - info.contact_dv * dt, m.v_start),
+                v_end=jnp.where(hit[:, None], vs.v, m.v_end),
+                partner=jnp.where(begin, cr.partner, m.partner),
+            )
+        return OutcomeState(**crash,
             first_contact=first, last_contact=last, duration=duration, episodes=episodes, touching=new_touch,
             peak_force=peak, penetration=pen, dv_world=m.dv_world + dv, dv_body=dv_body,
             heading=h, turned=turned, max_turn=jnp.maximum(m.max_turn, jnp.abs(turned)),
@@ -279,8 +325,34 @@ class Outcomes:
             "max_lateral_excursion": m.max_lateral, "lane_departure": m.max_lateral > 0.5 * self.lane_width,
             "energy_start": m.energy0, "energy_end": _energies(batch_item, vs),
             "status": state.clock.status, "end_time": state.clock.t, "steps": state.clock.steps,
+            **_crash_metrics(m, batch_item),
         }
         return out
+
+
+def _crash_metrics(m: OutcomeState, batch_item) -> dict:
+    """The crash group of one scenario's metrics (module docstring)."""
+    from .params import GRAVITY  # noqa: PLC0415
+
+    dv = _safe_norm(m.dv_world)
+    ok = m.pulse > 0.0
+    mean = jnp.where(ok, dv / jnp.where(ok, m.pulse, 1.0), 0.0)
+    p = m.partner
+    other = p >= 0
+    idx = jnp.where(other, p, 0)
+    vp_start = jnp.where(other[:, None], m.v_start[idx], 0.0)
+    vp_end = jnp.where(other[:, None], m.v_end[idx], 0.0)
+    rel0 = m.v_start - vp_start
+    speed0 = _safe_norm(rel0)
+    hit = (p > -2) & (speed0 > 0.0)
+    u = rel0 / jnp.where(hit, speed0, 1.0)[:, None]
+    e = -jnp.sum((m.v_end - vp_end) * u, axis=-1) / jnp.where(hit, speed0, 1.0)
+    absorbed = jnp.maximum(m.absorbed, 0.0)
+    s = 2.0 * absorbed / batch_item.vehicle.mass
+    ees = jnp.where(s > _TINY, jnp.sqrt(jnp.where(s > _TINY, s, 1.0)), 0.0)
+    return {"max_crush": m.crush, "residual_crush": m.residual, "pulse_duration": m.pulse,
+            "mean_decel_g": mean / GRAVITY, "peak_decel_g": m.peak_decel / GRAVITY,
+            "restitution": jnp.where(hit, e, 0.0), "absorbed_energy": m.absorbed, "ees": ees}
 
 
 def outcome_arrays(batch, final, metrics: OutcomeState, tracker: Outcomes) -> dict:

@@ -85,7 +85,9 @@ class VehicleParams:
     X (4, 3): material coordinates X_q^i of the suspension assembly points, eq (1.11) [m];
     spring_ref [m]; C (4,) [N/m]; D (4,) [N s/m]; tau_inv = 1/TIRE [1/s];
     contact_axes (3,): semi-axes of the contact superellipsoid, half of CONTACT A1 A2 A3 [m];
-    eq_r3 [m] and eq_F (3, 3): the EQUILIBRIUM block (columns are directors).
+    eq_r3 [m] and eq_F (3, 3): the EQUILIBRIUM block (columns are directors);
+    crush_a (3,) [N/m], crush_b (3,) [N/m^2]: Campbell coefficients of the front, rear and
+    side faces (crush law, crush_law.py).
     """
 
     mass: jnp.ndarray
@@ -101,6 +103,8 @@ class VehicleParams:
     eq_r3: jnp.ndarray
     eq_F: jnp.ndarray
     tire: TireParams
+    crush_a: jnp.ndarray
+    crush_b: jnp.ndarray
 
 
 def inertia_parameters(ix: float, iy: float, iz: float) -> np.ndarray:
@@ -140,6 +144,8 @@ def vehicle_params(model: ModelSpec, tire: dict | None = None) -> VehicleParams:
         eq_r3=f(m.eq_r3),
         eq_F=f(np.asarray(m.eq_F, dtype=float)),
         tire=tire_params(tire),
+        crush_a=f([m.crush_a_front, m.crush_a_rear, m.crush_a_side]),
+        crush_b=f([m.crush_b_front, m.crush_b_rear, m.crush_b_side]),
     )
 
 
@@ -164,7 +170,11 @@ class DriverParams:
 class ContactParams:
     """Contact law parameters (per scenario). p1 [1/s^2 per m] and p2 [1/s] are MEDUSA's
     penalty multipliers (vehicle.c CONSTRAINT_MULTIPLIER1/2); stiffness [N/m] and damping
-    [N s/m] belong to the physical law; eps1, eps2 are the squareness exponents."""
+    [N s/m] belong to the physical law; eps1, eps2 are the squareness exponents.
+    Crush law (crush_law.py, docs/crash-law.md): mu, mu_barrier [-] Coulomb friction between
+    vehicles and against barriers; v_slip [m/s] stick-slip regularisation speed; crush_rate
+    [s/m] rate factor zeta; unload_exp [-] unloading exponent n (>= 1); width_min [m] least
+    engaged width."""
 
     p1: jnp.ndarray
     p2: jnp.ndarray
@@ -172,11 +182,26 @@ class ContactParams:
     damping: jnp.ndarray
     eps1: jnp.ndarray
     eps2: jnp.ndarray
+    mu: jnp.ndarray
+    mu_barrier: jnp.ndarray
+    v_slip: jnp.ndarray
+    crush_rate: jnp.ndarray
+    unload_exp: jnp.ndarray
+    width_min: jnp.ndarray
 
 
-def contact_params(p1=2e4, p2=100.0, stiffness=1e6, damping=1e4, eps1=0.4, eps2=0.4) -> ContactParams:
+CRUSH_CONTACT_DEFAULTS = dict(mu=0.5, mu_barrier=0.3, v_slip=0.1, crush_rate=0.01, unload_exp=14.0, width_min=0.1)
+
+
+def contact_params(p1=2e4, p2=100.0, stiffness=1e6, damping=1e4, eps1=0.4, eps2=0.4, **crush) -> ContactParams:
+    """ContactParams from floats; `crush` overrides CRUSH_CONTACT_DEFAULTS."""
+    unknown = set(crush) - set(CRUSH_CONTACT_DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown contact parameter(s) {sorted(unknown)}")
+    c = {**CRUSH_CONTACT_DEFAULTS, **crush}
     f = lambda x: np.asarray(float(x))  # noqa: E731
-    return ContactParams(p1=f(p1), p2=f(p2), stiffness=f(stiffness), damping=f(damping), eps1=f(eps1), eps2=f(eps2))
+    return ContactParams(p1=f(p1), p2=f(p2), stiffness=f(stiffness), damping=f(damping), eps1=f(eps1), eps2=f(eps2),
+                         **{k: f(v) for k, v in c.items()})
 
 
 @dataclass(frozen=True)
@@ -185,8 +210,9 @@ class Settings:
 
     end_time, dt, save_every [s] mirror MEDUSA's -t, -d, -s. dt_min, shrink, grow and
     hold_steps are main.c's step-size control (DT_MIN, 1.4641, 1.1, just_reduced=100).
-    tires=False switches tire forces off (for energy checks). contact_law: "medusa" or
-    "physical"; contact_geometry: "superellipsoid", "ellipsoid" or "box".
+    tires=False switches tire forces off (for energy checks). contact_law: "medusa",
+    "physical" or "crush" (the crush law always takes the constant step dt: no shrink on
+    contact); contact_geometry: "superellipsoid", "ellipsoid" or "box".
     """
 
     end_time: float = 1.0

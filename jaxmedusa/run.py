@@ -54,6 +54,13 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     batch, state = build_batch([scenario], dt=settings.dt)
     if tracker is None and len(scenario.vehicles) > 1:
         tracker = ContactEventTracker()
+    # crash pulse (crash_pulse.py): recorded whenever something can be hit
+    pulse = None
+    if settings.contact and (len(scenario.vehicles) > 1 or scenario.barriers):
+        from .crash_pulse import CombinedTracker, PulseTracker  # noqa: PLC0415
+
+        pulse = PulseTracker()
+        tracker = CombinedTracker((tracker, pulse)) if tracker is not None else pulse
 
     start = time.perf_counter()
     metrics = init_metrics(batch, state, tracker)
@@ -78,8 +85,16 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
         out_dir = Path(out_root) / scenario.name
         out_dir.mkdir(parents=True, exist_ok=True)
         write_trajectory(samples, batch, out_dir / "trajectory.parquet")
-        if isinstance(tracker, ContactEventTracker):
-            episodes_table(metrics, len(scenario.vehicles)).to_parquet(out_dir / "contact_events.parquet", index=False)
+        events = metrics[0] if pulse is not None and tracker is not pulse else metrics
+        if isinstance(tracker, ContactEventTracker) or (pulse is not None and tracker is not pulse
+                                                        and isinstance(tracker.trackers[0], ContactEventTracker)):
+            episodes_table(events, len(scenario.vehicles)).to_parquet(out_dir / "contact_events.parquet", index=False)
+        if pulse is not None:
+            from .crash_pulse import pulse_table, write_pulse  # noqa: PLC0415
+
+            pm = metrics if tracker is pulse else metrics[1]
+            write_pulse(pulse_table(jax.tree.map(lambda x: x[0], pm), len(scenario.vehicles)),
+                        out_dir / "crash_pulse.parquet")
     return RunOutput(scenario=scenario, settings=settings, result=result, out_dir=out_dir, wall_time=wall)
 
 

@@ -36,6 +36,16 @@ class ModelSpec:
     contact_dims: tuple[float, float, float]  # CONTACT A1 A2 A3: length, width, height [m]
     eq_r3: float  # EQUILIBRIUM R3 [m]
     eq_F: tuple[tuple[float, float, float], ...]  # 3x3, eq_F[j][i] = D(i+1)(j+1): columns are directors
+    # Crush stiffness (crush law, docs/crash-law.md): Campbell's F/w = A + B C per face, A [N/m],
+    # B [N/m^2]; not in MEDUSA's model.dat (defaults: a mid-size car, calibrated to NCAP).
+    crush_a_front: float = 44.0e3
+    crush_b_front: float = 550.0e3
+    crush_a_rear: float = 40.0e3
+    crush_b_rear: float = 500.0e3
+    crush_a_side: float = 20.0e3
+    crush_b_side: float = 350.0e3
+
+CRUSH_FIELDS = ("crush_a_front", "crush_b_front", "crush_a_rear", "crush_b_rear", "crush_a_side", "crush_b_side")
 
 
 @dataclass
@@ -78,3 +88,4 @@ class Scenario:
     models: list[ModelSpec]
     vehicles: list[VehicleSpec]
     road: RoadSpec = field(default_factory=RoadSpec)
+    barriers: list = field(default_factory=list)  # barrier.BarrierSpec, rigid walls (not in MEDUSA)

@@ -46,6 +46,7 @@ class PairState:
     gamma: jnp.ndarray  # (2,) accumulated multipliers gamma1, gamma2 (MEDUSA law)
     warm: jnp.ndarray  # (CONTACT_WARM_SIZE,) warm start of the contact search
     in_contact: jnp.ndarray  # () bool, contact on the last accepted step
+    crush: jnp.ndarray  # () largest overlap of the pair so far [m] (crush law: its permanent crush; never reset)
 
 
 @pytree_dataclass
@@ -63,6 +64,7 @@ class SimState:
     vehicles: VehicleState  # leaves [V, ...]
     pairs: PairState  # leaves [P, ...]
     clock: ScenarioClock
+    barriers: object = None  # barrier.BarrierState, leaves [V, NB, ...]; None without barriers
 
 
 def pair_indices(n_vehicles: int) -> tuple[np.ndarray, np.ndarray]:

@@ -104,7 +104,7 @@ from . import road as road_mod
 from .inputs import _Errors, _settings, load_scenario, scenario_from_dict
 from .legacy import KEYWORD_FIELDS, MedusaInputError, model_problems
 from .outcomes import VEHICLE_METRICS, Outcomes, summarize_batch
-from .params import GOODYEAR_185SR14, ContactParams, Settings, vehicle_params
+from .params import CRUSH_CONTACT_DEFAULTS, GOODYEAR_185SR14, ContactParams, Settings, vehicle_params
 from .scenario import DriverTable, ModelSpec, RoadSpec, Scenario
 from .simulate import simulate
 from .state import CONTACT_WARM_SIZE, STATUS_NAMES, PairState, VehicleState, pair_indices
@@ -119,7 +119,7 @@ __all__ = [
 StudyError = MedusaInputError  # study files fail with the same error class as scenario files
 
 FORMAT_VERSION = 1
-CONTACT_DEFAULTS = dict(p1=2e4, p2=100.0, stiffness=1e6, damping=1e4, eps1=0.4, eps2=0.4)
+CONTACT_DEFAULTS = dict(p1=2e4, p2=100.0, stiffness=1e6, damping=1e4, eps1=0.4, eps2=0.4, **CRUSH_CONTACT_DEFAULTS)
 
 METRIC_GROUPS = {
     "contact": ("first_contact_time", "last_contact_time", "contact_duration", "contact_episodes",
@@ -130,6 +130,8 @@ METRIC_GROUPS = {
               "final_heading", "final_yaw_rate"),
     "handling": ("max_heading_change", "spin_out", "max_lateral_excursion", "lane_departure"),
     "energy": ("energy_start", "energy_end"),
+    "crash": ("max_crush", "residual_crush", "pulse_duration", "mean_decel_g", "peak_decel_g", "restitution",
+              "absorbed_energy", "ees"),
 }
 assert set(itertools.chain(*METRIC_GROUPS.values())) == set(VEHICLE_METRICS)
 
@@ -742,7 +744,8 @@ def scenario_for(study: Study, values: dict[str, float], sample_id: int = 0, che
     """(Scenario, tire dict, contact dict) of one sample: the base with every parameter
     applied (value per parameter name). `check` raises StudyError naming the parameter."""
     b = study.base
-    sc = Scenario(name=f"{study.name}-{sample_id}", models=list(b.models), vehicles=list(b.vehicles), road=b.road)
+    sc = Scenario(name=f"{study.name}-{sample_id}", models=list(b.models), vehicles=list(b.vehicles), road=b.road,
+                  barriers=list(b.barriers))
     tire, contact = dict(study.tire), dict(study.contact)
     for p in study.parameters:
         x = float(values[p.name])
@@ -885,9 +888,11 @@ def build_scenarios(items: list[tuple], dt: float, n_vehicles: int | None = None
                       road_seg=jnp.asarray(seg, jnp.int32), road_s=f64(s_par))
     n_pairs = len(pair_indices(n_v)[0])
     pairs = PairState(gamma=f64(np.zeros((b, n_pairs, 2))), warm=f64(np.zeros((b, n_pairs, CONTACT_WARM_SIZE))),
-                      in_contact=jnp.zeros((b, n_pairs), bool))
-    batch = build_mod.Batch(vehicle=vehicle, driver=driver, valid=jnp.asarray(valid), contact=contact, road=road)
-    return batch, build_mod.initial_state(vs, pairs, dt)
+                      in_contact=jnp.zeros((b, n_pairs), bool), crush=f64(np.zeros((b, n_pairs))))
+    barriers, bstate = build_mod.batch_barriers(scenarios, n_v)
+    batch = build_mod.Batch(vehicle=vehicle, driver=driver, valid=jnp.asarray(valid), contact=contact, road=road,
+                            barriers=barriers)
+    return batch, build_mod.initial_state(vs, pairs, dt, bstate)
 
 
 # ============================================================================ running
