@@ -12,7 +12,8 @@ into the metrics below. Everything is branch-free and NaN-free, values and gradi
 
 Per vehicle (arrays [V]; vehicles are 0-based here, 1-based in output columns):
 
-contact (on accepted steps, from the pairs the vehicle belongs to)
+contact (on accepted steps, from the pairs the vehicle belongs to and its barrier contacts;
+force and penetration from the pairs only)
     first_contact_time [s]   end time of the first accepted step in contact (-1: none)
     last_contact_time [s]    end time of the last accepted step in contact (-1: none)
     contact_duration [s]     sum of dt over accepted steps in contact
@@ -258,6 +259,8 @@ class Outcomes:
         else:
             touch = jnp.zeros((n,), bool)
             force = depth = jnp.zeros((n,), vs.r.dtype)
+        if info.crash is not None:  # barrier contacts count as contact too
+            touch = touch | (info.crash.touching & acc & valid)
         new_touch = jnp.where(acc, touch, m.touching)
         first = jnp.where(touch & (m.first_contact < 0.0), t, m.first_contact)
         last = jnp.where(touch, t, m.last_contact)

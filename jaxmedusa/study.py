@@ -19,11 +19,12 @@ Study file (TOML; every key is checked, errors name the key):
     end_time = 3.0                        # [s]
     dt = 5e-5                             # [s], initial/maximal step
     save_every = 0.01                     # [s], trajectory sample interval
-    contact_law = "medusa"                # "medusa" | "physical"
+    contact_law = "crush"                 # "medusa" | "physical" | "crush" (docs/crash-law.md)
     contact_geometry = "superellipsoid"   # "superellipsoid" | "ellipsoid" | "box"
 
     [contact]                             # base contact parameters (params.contact_params)
-    p1 = 2e4                              # p1, p2, stiffness, damping, eps1, eps2
+    p1 = 2e4                              # p1, p2, stiffness, damping, eps1, eps2, mu, mu_barrier,
+                                          # v_slip, crush_rate, unload_exp, width_min
     [tire]                                # base tire parameters (params.GOODYEAR_185SR14 keys)
 
     [sampler]
