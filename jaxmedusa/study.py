@@ -106,7 +106,7 @@ from .inputs import _Errors, _settings, load_scenario, scenario_from_dict
 from .legacy import KEYWORD_FIELDS, MedusaInputError, model_problems
 from .outcomes import VEHICLE_METRICS, Outcomes, summarize_batch
 from .params import CRUSH_CONTACT_DEFAULTS, GOODYEAR_185SR14, ContactParams, Settings, vehicle_params
-from .scenario import DriverTable, ModelSpec, RoadSpec, Scenario
+from .scenario import CRUSH_FIELDS, DriverTable, ModelSpec, RoadSpec, Scenario
 from .simulate import simulate
 from .state import CONTACT_WARM_SIZE, STATUS_NAMES, PairState, VehicleState, pair_indices
 
@@ -389,6 +389,13 @@ def _check_contact(c: dict, fail):
     for k in ("p1", "p2", "stiffness", "damping"):
         if k in c and not c[k] >= 0.0:
             fail(k, f"{c[k]:g} must be >= 0")
+    for k in ("mu", "mu_barrier", "crush_rate", "width_min"):
+        if k in c and not c[k] >= 0.0:
+            fail(k, f"{c[k]:g} must be >= 0")
+    if "v_slip" in c and not c["v_slip"] > 0.0:
+        fail("v_slip", f"{c['v_slip']:g} must be > 0 (the friction regularisation speed)")
+    if "unload_exp" in c and not c["unload_exp"] >= 1.0:
+        fail("unload_exp", f"{c['unload_exp']:g} must be >= 1 (unloading below the loading line)")
     for k in ("eps1", "eps2"):
         if k in c and not 0.0 < c[k] <= 2.0:
             fail(k, f"squareness exponent {c[k]:g} must lie in (0, 2] (convex superellipsoid)")
@@ -785,6 +792,10 @@ def _check_sample(study: Study, sc: Scenario, tire: dict, contact: dict, sample_
             for kw, reason in model_problems(model)[:1]:
                 fld = KEYWORD_FIELDS[kw].split("[")[0]
                 fail(("model",), lambda t, m=m, fld=fld: m in t.items and t.name == fld, f"model {m + 1}: {reason}")
+            for fld in CRUSH_FIELDS:  # crush coefficients (crush law) must stay positive
+                if not getattr(model, fld) > 0.0:
+                    fail(("model",), lambda t, m=m, fld=fld: m in t.items and t.name == fld,
+                         f"model {m + 1}: {fld} = {getattr(model, fld):g} must be > 0")
     if touched & {"vehicle", "driver"}:
         for k, v in enumerate(sc.vehicles):
             for nm in ("x", "y", "speed", "orientation"):

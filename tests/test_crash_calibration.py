@@ -16,10 +16,12 @@ import jaxmedusa  # noqa: F401  (float64)
 from jaxmedusa.build import build_batch
 from jaxmedusa.crash_pulse import CombinedTracker, PulseTracker, cfc_coefficients, cfc_filter, pulse_table
 from jaxmedusa.inputs import load_scenario
+from jaxmedusa.integrate import scenario_step
 from jaxmedusa.outcomes import Outcomes, outcome_arrays
 from jaxmedusa.params import GRAVITY, Settings
 from jaxmedusa.scenario import VehicleSpec
 from jaxmedusa.simulate import simulate
+from jaxmedusa.vehicle import energy_total
 
 ROOT = Path(__file__).resolve().parent.parent
 BARRIER = ROOT / "studies" / "medusa" / "barrier" / "scenario.toml"
@@ -93,14 +95,36 @@ def test_halving_dt_changes_delta_v_by_less_than_half_a_percent():
 
 
 def test_total_energy_never_rises_during_the_collision():
-    """Energy (1.33) of the car sampled every 1 ms through the 56 km/h crash: it never rises
-    by more than 10 J between samples (suspension and body vibration exchange potential and
-    kinetic energy, which the sum carries exactly; 10 J is 5e-5 of the 190 kJ at stake and
-    covers the explicit step's O(dt) energy error), and it falls by the absorbed energy."""
-    m, s, _ = barrier_run(56.0)
-    e = s.energy[s.saved, 0]
-    assert np.max(np.diff(e)) < 10.0
-    assert e[0] - e[-1] > 0.9 * m["absorbed_energy"][0]
+    """Step by step through the 56 km/h crash: the car's energy (1.33) plus the elastic energy
+    stored in its crushed front never rises. The stored energy is the integral of the
+    unloading path from the permanent crush x_p to the crush x (hand formula from the law's
+    definition): w B x_max d ((x - x_p)/d)^(n+1) / (n + 1), d = x_max - x_p = A/B once
+    damaged, w = 1.6 m. Allowed rise per step: 0.5 J, the explicit step's energy error
+    dt^2 F^2 / 2m ~ (5e-5 * 5.5e5)^2 / 3146 = 0.24 J at the peak force (the discrete scheme
+    is not exactly dissipative; 0.5 J is 3e-6 of the 190 kJ)."""
+    sc, cfg = load_scenario(BARRIER)
+    st = Settings(**{**cfg, "end_time": 0.15, "dt": 5e-5})
+    batch, s0 = build_batch([sc], dt=st.dt)
+    b, s = jax.tree.map(lambda x: x[0], batch), jax.tree.map(lambda x: x[0], s0)
+
+    def step(s, _):
+        s2, info = scenario_step(b, s, st)
+        e = energy_total(jax.tree.map(lambda x: x[0], b.vehicle), s2.vehicles.r[0], s2.vehicles.F[0],
+                         s2.vehicles.v[0], s2.vehicles.W[0])
+        return s2, (e, info.crash.crush[0], info.crash.residual[0])
+
+    _, (e, x, xp) = jax.jit(lambda s: jax.lax.scan(step, s, None, length=3000))(s)
+    e, x, xp = np.asarray(e), np.asarray(x), np.asarray(xp)
+    a, bb, w, n = 44e3, 550e3, 1.6, 14.0
+    d0 = a / bb
+    xmax = np.maximum.accumulate(x)
+    d = np.minimum(xmax, d0)
+    ratio = np.clip((x - xp) / np.where(d > 0, d, 1.0), 0.0, 1.0)
+    stored = w * bb * xmax * d * ratio ** (n + 1) / (n + 1)
+    total = e + stored
+    assert x.max() > 0.5  # the crash happened inside the window
+    assert np.max(np.diff(total)) < 0.5
+    assert total[0] - total[-1] > 0.9 * (0.5 * 1573.0 * (56 / 3.6) ** 2)  # most of it is absorbed
 
 
 def test_cfc_filter_coefficients_follow_sae_j211():
@@ -140,8 +164,12 @@ def test_crash_pulse_integrates_to_delta_v():
     integral = np.trapezoid(tab["a_long"], tab["t_rel"])
     assert integral == pytest.approx(dv_fwd, rel=0.01)  # 1%: the window ends 0.25 s in, tires roll
     assert np.trapezoid(tab["a_long_cfc60"], tab["t_rel"]) == pytest.approx(integral, rel=0.01)
-    assert np.max(np.abs(tab["a_long_cfc60"])) <= np.max(np.abs(tab["a_long"]))
-    assert np.max(np.abs(tab["a_long_cfc60"])) / GRAVITY > 20.0
+    # the crush law's ~100 ms pulse has little content above CFC 60's 100 Hz: filtering moves
+    # it by less than 5% of its peak (the kink at maximum crush is what it rounds off), and
+    # the peak is that of a mid-size car's NCAP pulse (30-50 g)
+    peak = np.max(np.abs(tab["a_long"]))
+    assert np.max(np.abs(tab["a_long_cfc60"] - tab["a_long"])) < 0.05 * peak
+    assert 30.0 < np.max(np.abs(tab["a_long_cfc60"])) / GRAVITY < 50.0
 
 
 def test_run_writes_crash_pulse_parquet(tmp_path):
