@@ -8,7 +8,8 @@ per vehicle.
 Laws (static `Settings.contact_law`, defined in contact_law.py): "medusa" is vehicle.c's
 accumulated-multiplier law, updated on every attempt in contact, including attempts that
 main.c then redoes with a smaller step; "physical" is a spring-damper normal force through
-the mass matrix.
+the mass matrix. Geometries: contact.py's kinds, or "medusa_search" (medusa_search.py:
+contact.c's own search, warm-started from the pair's warm vector).
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from .state import PairState, pair_indices
 # A pair in contact whose contact-point solver residual (sine of the angle between the two
 # optimality directions) exceeds this marks the scenario "contact_not_converged".
 CONTACT_RESIDUAL_TOL = 1e-2
+MEDUSA_SEARCH = "medusa_search"  # contact_geometry: port of contact.c detect_contact()
 
 
 class _Motion(NamedTuple):
@@ -47,21 +49,29 @@ def scenario_geometry(batch_item, r_pred, F_pred, warm, settings: Settings) -> P
     # MEDUSA's bounding sphere (largest semi-axis) misses corner contacts until the surfaces
     # overlap; the physical law uses spheres that enclose the shape.
     broad = "enclosing" if settings.contact_law == "physical" else "medusa"
+    if settings.contact_geometry == MEDUSA_SEARCH:  # contact.c's own search (medusa_search.py)
+        from .medusa_search import medusa_pair_geometry  # noqa: PLC0415
+
+        return jax.vmap(lambda *args: medusa_pair_geometry(*args)[0])(
+            r_pred[a], F_pred[a], p.contact_axes[a], r_pred[b], F_pred[b], p.contact_axes[b], warm)
     return jax.vmap(
         lambda r1, F1, a1, r2, F2, a2, w: pair_geometry(settings.contact_geometry, r1, F1, a1, r2, F2, a2, w,
                                                         cp.eps1, cp.eps2, broad_phase=broad)
     )(r_pred[a], F_pred[a], p.contact_axes[a], r_pred[b], F_pred[b], p.contact_axes[b], warm)
 
 
-def _far_apart(batch_item, r_pred, warm) -> PairGeometry:
+def _far_apart(batch_item, r_pred, warm, settings: Settings) -> PairGeometry:
     """The geometry of pairs whose enclosing spheres are apart: no contact, cold warm start."""
     a, b = pair_indices(r_pred.shape[0])
     d = r_pred[b] - r_pred[a]
     z3 = jnp.zeros_like(d)
     n1 = jnp.zeros_like(d).at[:, 0].set(1.0)
     none = jnp.zeros(d.shape[0], bool)
+    # contact.c keeps `previous` while the bounding spheres are apart: so does medusa_search.
+    keep = settings.contact_geometry == MEDUSA_SEARCH
     return PairGeometry(candidate=none, touching=none, phi1=jnp.full(d.shape[0], jnp.inf), n1=n1, T1=r_pred[a],
-                        T2=r_pred[b], X1=z3, X2=z3, residual=jnp.zeros(d.shape[0]), warm=jnp.zeros_like(warm))
+                        T2=r_pred[b], X1=z3, X2=z3, residual=jnp.zeros(d.shape[0]),
+                        warm=warm if keep else jnp.zeros_like(warm))
 
 
 def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeometry:
@@ -77,7 +87,7 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     return jax.lax.cond(
         jnp.any(near),
         lambda: jax.vmap(scenario_geometry, in_axes=(0, 0, 0, 0, None))(batch, r_pred, F_pred, warm, settings),
-        lambda: jax.vmap(_far_apart)(batch, r_pred, warm),
+        lambda: jax.vmap(lambda bi, r, w: _far_apart(bi, r, w, settings))(batch, r_pred, warm),
     )
 
 
@@ -112,4 +122,6 @@ def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: 
     new_pairs = PairState(gamma=gamma, warm=geom.warm, in_contact=touching)
     info = PairInfo(touching=touching, phi1=jnp.where(geom.candidate, geom.phi1, jnp.inf), force=force, gamma=gamma)
     failed = jnp.any(touching & (geom.residual > CONTACT_RESIDUAL_TOL))
+    if settings.contact_geometry == MEDUSA_SEARCH:  # the C aborts on any failed search
+        failed = jnp.any(geom.candidate & (geom.residual > CONTACT_RESIDUAL_TOL))
     return jnp.any(touching), new_pairs, terms, info, failed

@@ -70,7 +70,7 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
     dt = 5e-5                         # [s], MEDUSA -d
     save_every = 0.01                 # [s], MEDUSA -s
     contact_law = "medusa"            # "medusa" | "physical"
-    contact_geometry = "superellipsoid"  # "superellipsoid" | "ellipsoid" | "box"
+    contact_geometry = "superellipsoid"  # "superellipsoid" | "ellipsoid" | "box" | "medusa_search"
     tires = true
     # (every other field of params.Settings is accepted too, e.g. dt_min, contact)
 
@@ -94,7 +94,7 @@ __all__ = ["load_scenario", "scenario_from_dict", "driver_table", "SIMULATION_CH
 # Allowed string values of [simulation] settings.
 SIMULATION_CHOICES = {
     "contact_law": ("medusa", "physical"),
-    "contact_geometry": ("superellipsoid", "ellipsoid", "box"),
+    "contact_geometry": ("superellipsoid", "ellipsoid", "box", "medusa_search"),
 }
 
 _MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]

@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .contact import PairGeometry
 from .medusa_search_minimize import fmax, lin_solve, minimize, seqsum
@@ -41,9 +42,9 @@ EXIT_FAR, EXIT_APART, EXIT_CHECK1, EXIT_CHECK2, EXIT_PERT, EXIT_CONTACT = 0, 1, 
 
 WARM_SIZE = 5  # pair warm start: u1, v1, u2, v2 and a flag (0: never set -> Pi/4, as init.c)
 
-_M1 = jnp.array([1.0, 1.0, 0.0, 0.0])  # minimize(state, 2, dist, d_dist1, state)
-_M2 = jnp.array([0.0, 0.0, 1.0, 1.0])  # minimize(state+2, 2, dist, d_dist2, state)
-_M4 = jnp.ones(4)  # minimize(state, 4, dist, d_dist, state)
+_M1 = np.array([1.0, 1.0, 0.0, 0.0])  # minimize(state, 2, dist, d_dist1, state)
+_M2 = np.array([0.0, 0.0, 1.0, 1.0])  # minimize(state+2, 2, dist, d_dist2, state)
+_M4 = np.ones(4)  # minimize(state, 4, dist, d_dist, state)
 
 
 class Search(NamedTuple):
@@ -73,9 +74,20 @@ def _cmax3(a):
     return fmax(a[0], fmax(a[1], a[2]))
 
 
+# Phases of the search loop (one minimize() call per loop turn, so that XLA compiles
+# minimize() once): START (the first two-variable minimisation), sweeps of phases I, II, III
+# (two turns each: u2, v2 then u1, v1), the two four-variable refinements, DONE.
+_START, _PH1, _PH2, _REF1, _PH3, _REF2, _DONE = 0, 1, 2, 3, 4, 5, 6
+_TURNS_MAX = 1 + 2 * (MAXSTEP + 1) + 2 * (STEP1MAX - 1) + 1 + 2 * (STEP2MAX - 1) + 1
+
+
 def detect_contact(state, r1, F1, A, r2, F2, B):
     """contact.c detect_contact() for vehicles a (r1 (3,) [m], F1 (3, 3) directors as columns,
-    A (3,) half box dimensions [m]) and b; state (4,) the warm start angles [rad]."""
+    A (3,) half box dimensions [m]) and b; state (4,) the warm start angles [rad].
+
+    The listing's sequence of minimisations runs as one loop over `phase` (module constants):
+    each turn shifts the angles as the listing does, calls minimize() on the block the phase
+    selects, and applies the listing's loop tests to choose the next phase."""
     xbar = r2 - r1
     candidate = _dt(r2, r1) < (_cmax3(A) + _cmax3(B) + 1.0e-8)
     v1, len1, okj1 = principal(F1, A)
@@ -83,67 +95,68 @@ def detect_contact(state, r1, F1, A, r2, F2, B):
     fr = Frame(xbar, v1, v2, len1, len2)
     f = lambda x: dist(fr, x)  # noqa: E731
     df = lambda x: d_dist(fr, x)  # noqa: E731
-    fail = jnp.asarray(False)
+    min_ab = _cmin6(A, B)
+    z3 = jnp.zeros(3, state.dtype)
+    i32 = lambda v: jnp.asarray(v, jnp.int32)  # noqa: E731
 
-    st, ok = minimize(f, df, state, _M1, candidate)
-    fail = fail | ~ok
-    st = jnp.where(candidate, norm_angle(st, _M1), st)
-    p1, p2 = pos(fr, st)
-
-    def sweep(c, shift):
-        st, p1, p2, _, k, fail = c
-        st = st.at[2].add(shift).at[3].add(shift)
-        st, oka = minimize(f, df, st, _M2)
-        st = norm_angle(st, _M2)
-        st = st.at[0].add(shift).at[1].add(shift)
-        st, okb = minimize(f, df, st, _M1)
-        st = norm_angle(st, _M1)
+    def turn(c):
+        st, p1, p2, o1, o2, delt, phase, sub, k, fail, ext, n1, turns = c
+        sweep = (phase == _PH1) | (phase == _PH2) | (phase == _PH3)
+        refine = (phase == _REF1) | (phase == _REF2)
+        first_half = sweep & (sub == 0)
+        mask = jnp.where(refine, _M4, jnp.where(first_half, _M2, _M1))
+        shift = jnp.where(phase == _PH1, SHIFT1, SHIFT2)
+        add = jnp.where(sweep, shift, 0.0) * jnp.where(first_half, _M2, _M1)
+        o1 = jnp.where(first_half, p1, o1)  # rold1 = r1, rold2 = r2 at the top of a sweep
+        o2 = jnp.where(first_half, p2, o2)
+        st = st + add  # state[3] += SHIFT; state[4] += SHIFT (or [1], [2]); + 0.0 elsewhere
+        st, ok = minimize(f, df, st, mask)
+        st = norm_angle(st, mask)
+        fail = fail | ~ok
         q1, q2 = pos(fr, st)
-        delt = fmax(_dt(q1, p1), _dt(q2, p2))
-        return st, q1, q2, delt, k + 1, fail | ~oka | ~okb
+        en1, en2 = enorm(fr, st)
+        # sweeps: the listing's loop tests after the u1, v1 half
+        d_new = fmax(_dt(q1, o1), _dt(q2, o2))
+        delt = jnp.where(sweep & ~first_half, d_new, delt)
+        k1 = k + 1
+        go_on = jnp.where(phase == _PH1, (delt > EP) & (k1 <= MAXSTEP),
+                          jnp.where(phase == _PH2, (delt > EP) & (k1 + 1 < STEP1MAX), (delt > EP1) & (k1 + 1 < STEP2MAX)))
+        apart = ~(_dt(q1, q2) < min_ab)
+        after12 = jnp.where(apart, _DONE, _REF1)  # if (dt(r1,r2) < min(A, B)) ... else return FALSE
+        after_sweep = jnp.where(phase == _PH1, jnp.where(delt > EP, _PH2, after12),
+                                jnp.where(phase == _PH2, after12, _REF2))
+        # refinements: the no-contact test on check and pt
+        check = _dot3(q2 - q1, en1)
+        pt = _dot3(en1, en2)
+        dev = jnp.where(phase == _REF1, DEV, DEV1)
+        separated = (check > 0.0) & (pt <= -1 + dev)
+        after_ref1 = jnp.where(separated, _DONE, jnp.where(delt > EP1, _PH3, _REF2))
+        nxt = jnp.where(phase == _START, jnp.asarray(_PH1),
+                        jnp.where(first_half, phase,
+                                  jnp.where(sweep, jnp.where(go_on, phase, after_sweep),
+                                            jnp.where(phase == _REF1, after_ref1, _DONE))))
+        k_new = jnp.where(first_half, k, jnp.where(nxt == phase, k1, 0))
+        sub_new = jnp.where(first_half, 1, 0)
+        ext_new = jnp.where(sweep & ~first_half & ~go_on & (after_sweep == _DONE), EXIT_APART,
+                            jnp.where(refine & separated, jnp.where(phase == _REF1, EXIT_CHECK1, EXIT_CHECK2),
+                                      jnp.where(phase == _REF2, EXIT_PERT, ext)))
+        return (st, q1, q2, o1, o2, delt, i32(nxt), i32(sub_new), i32(k_new), fail, i32(ext_new),
+                jnp.where(phase == _REF2, en1, n1), turns + 1)
 
-    # Phase I: do { ... } while (delt > EP && i++ <= MAXSTEP): at most MAXSTEP + 1 sweeps.
-    c = (st, p1, p2, jnp.asarray(10.0 * EP), jnp.asarray(0), fail)
-    c = jax.lax.while_loop(lambda c: candidate & ((c[4] == 0) | ((c[3] > EP) & (c[4] <= MAXSTEP))),
-                           lambda c: sweep(c, SHIFT1), c)
-    # Phase II: for (step1 = 1; delt > EP && step1 < STEP1MAX; step1++).
-    c = c[:4] + (jnp.asarray(1),) + c[5:]
-    c = jax.lax.while_loop(lambda c: candidate & (c[3] > EP) & (c[4] < STEP1MAX), lambda c: sweep(c, SHIFT2), c)
-    st, p1, p2, delt, _, fail = c
-
-    near = candidate & (_dt(p1, p2) < _cmin6(A, B))
-    st, ok = minimize(f, df, st, _M4, near)
-    fail = fail | ~ok
-    st = jnp.where(near, norm_angle(st, _M4), st)
-    p1, p2 = pos(fr, st)
-    en1, en2 = enorm(fr, st)
-    check = _dot3(p2 - p1, en1)
-    pt = _dot3(en1, en2)
-    go3 = near & ~((check > 0.0) & (pt <= -1 + DEV))
-
-    # Phase III: for (step2 = 1; delt > EP1 && step2 < STEP2MAX; step2++).
-    c = (st, p1, p2, delt, jnp.asarray(1), fail)
-    c = jax.lax.while_loop(lambda c: go3 & (c[3] > EP1) & (c[4] < STEP2MAX), lambda c: sweep(c, SHIFT2), c)
-    st, p1, p2, delt, _, fail = c
-    st, ok = minimize(f, df, st, _M4, go3)
-    fail = fail | ~ok
-    st = jnp.where(go3, norm_angle(st, _M4), st)
-    p1, p2 = pos(fr, st)
-    n1, en2 = enorm(fr, st)
-    check = _dot3(p2 - p1, n1)
-    pt = _dot3(n1, en2)
-    go_p = go3 & ~((check > 0.0) & (pt <= -1 + DEV1))
-
+    c0 = (state, z3, z3, z3, z3, jnp.asarray(10.0 * EP), i32(_START), i32(0), i32(0), jnp.asarray(False),
+          i32(EXIT_FAR), z3, i32(0))
+    c = jax.lax.while_loop(lambda c: candidate & (c[6] != _DONE) & (c[12] < _TURNS_MAX), turn, c0)
+    st, _, _, _, _, _, phase, _, _, fail, ext, _, _ = c
+    # EXIT_PERT here means "reached pert()"; pert() decides
+    go_p = candidate & (ext == EXIT_PERT)
     sp, okp, capped = pert(fr, st, PERT_SHIFT, go_p)
     contact = go_p & okp
     st = jnp.where(contact, sp, st)
     rho1, rho2 = pos(fr, st)
     n1, _ = enorm(fr, st)
-
-    status = (jnp.where(fail, FAIL_MINIMIZE, 0) | jnp.where(candidate & ~(okj1 & okj2), FAIL_JACOBI, 0)
-              | jnp.where(capped, FAIL_LOOP, 0)).astype(jnp.int32)
-    exit_ = jnp.where(~candidate, EXIT_FAR, jnp.where(~near, EXIT_APART, jnp.where(~go3, EXIT_CHECK1, jnp.where(
-        ~go_p, EXIT_CHECK2, jnp.where(~contact, EXIT_PERT, EXIT_CONTACT))))).astype(jnp.int32)
+    status = (jnp.where(candidate & fail, FAIL_MINIMIZE, 0) | jnp.where(candidate & ~(okj1 & okj2), FAIL_JACOBI, 0)
+              | jnp.where(capped | (candidate & (phase != _DONE)), FAIL_LOOP, 0)).astype(jnp.int32)
+    exit_ = jnp.where(~candidate, EXIT_FAR, jnp.where(contact, EXIT_CONTACT, ext)).astype(jnp.int32)
     state_out = jnp.where(candidate, st, state)
     return Search(contact, candidate, state_out, n1, rho1, rho2, status, exit_)
 

@@ -133,6 +133,8 @@ def minimize(f, df, x, mask, active=True):
         done1 = test < TOLX_MIN
         dg = g
         g = df(x) * mask
+        if DEBUG:
+            jax.debug.print("   g {} {}", g[0], g[1])
         test = jnp.zeros_like(fp)
         den = fmax(fret, 1.0)
         for i in range(4):
@@ -155,6 +157,8 @@ def minimize(f, df, x, mask, active=True):
         h_new = jnp.where(upd, h_new, hess)
         xi_new = jnp.stack([-seqsum([h_new[i, j] * g[j] for j in range(4)]) for i in range(4)])
         # C: xi[i] = 0.0; xi[i] -= h*g ...: 0 - a - b = -(0 + a + b) exactly.
+        if DEBUG:
+            jax.debug.print("  H {} {} {} {} hdg {} {} dg {} {} fac {} fae {}", h_new[0, 0], h_new[0, 1], h_new[1, 0], h_new[1, 1], hdg[0], hdg[1], u[0], u[1], fac_i, fae)
         done = done1 | done2
         keep = lambda new, old: jnp.where(done1, old, new)  # noqa: E731
         # On the first exit test the C returns before the gradient update (x, fp already new).

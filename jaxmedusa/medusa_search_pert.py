@@ -15,6 +15,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .medusa_search_surface import PI, f_on1, f_on2, pos
 
@@ -32,8 +33,8 @@ FAIL_LOOP = 4
 
 # perturbation directions: cos/sin((i-1)*2*Pi/NT), computed as the C does (libm = XLA here)
 _ANG = [((i * 2) * PI) / NT for i in range(NT)]
-COS_NT = jnp.asarray([math.cos(t) for t in _ANG])
-SIN_NT = jnp.asarray([math.sin(t) for t in _ANG])
+COS_NT = np.asarray([math.cos(t) for t in _ANG])
+SIN_NT = np.asarray([math.sin(t) for t in _ANG])
 
 
 def _fmin(a, b):
@@ -178,21 +179,20 @@ def pert(fr, a, shift, active=True):
     capped = active & (k >= PERT_OUTER_MAX)
     ok = active & ~fail & ~capped
 
-    opp_flag = jnp.asarray(False)
-    rows = []
-    for j in range(5):
-        bj, fl = opp(fr, a, atri[j], ok)
-        opp_flag = opp_flag | fl
-        rows.append((a + bj) / 2)
-    btri = jnp.stack(rows)
+    bj, fl = jax.vmap(lambda row: opp(fr, a, row, ok))(atri[:5])  # the five best directions
+    opp_flag = jnp.any(fl)
+    btri = (a + bj) / 2  # middle points
     r1, r2 = jax.vmap(lambda x: pos(fr, x))(btri)
     fb5 = jax.vmap(lambda r: f_on2(fr, r))(r1)
     fa5 = jax.vmap(lambda r: f_on1(fr, r))(r2)
     fb5, btri = piksrt(fb5, btri, 0)
     fa5, btri = piksrt(fa5, btri, 1)
-    for j in range(3):
+    def along(j, carry):  # search() from a (updated by each call) through the three best
+        a, btri = carry
         a, cj = search(fr, a, btri[j], fb5[j], fa5[j], EPS2, ok)
-        btri = btri.at[j].set(cj)
+        return a, btri.at[j].set(cj)
+
+    a, btri = jax.lax.fori_loop(0, 3, along, (a, btri))
     b = btri[0] + 0.01 * (btri[1] - btri[0])
     ftemp1, ftemp2 = _f1(fr, b), _f2(fr, b)
     c12 = jnp.where(ftemp1 < fb5[0], (btri[0, 0:2] + btri[1, 0:2]) / 2, (btri[0, 0:2] + btri[2, 0:2]) / 2)
