@@ -29,7 +29,6 @@ TOLX_LS = 1.0e-9  # linsearch()'s TOLX
 # once alam < alamin >= TOLX / stpmax (~2.5e-12), so ~40 backtracks at most.
 LS_MAX = 100
 JACOBI_SWEEPS = 50  # contact.c jacobi()
-DEBUG = False
 
 
 def fmax(a, b):
@@ -68,8 +67,6 @@ def linsearch(f, x, fold, g, p, stpmax):
         _, k, alam, alam2, f2, _, _ = c
         xn = xold + alam * p
         fn = f(xn)
-        if DEBUG:
-            jax.debug.print("  ls alam {} x {} f {} slope {} p {} {}", alam, xn[0], fn, slope, p[0], p[1])
         too_small = alam < alamin
         enough = fn <= fold + ALF * alam * slope
         first = alam == 1.0
@@ -121,8 +118,6 @@ def minimize(f, df, x, mask, active=True):
         xold = x
         x, fret = linsearch(f, x, fp, g, xi, stpmax)
         fp = fret  # the restored line (NR dfpmin: fp = *fret)
-        if DEBUG:
-            jax.debug.print("it {} x {} {} fret {}", its, x[0], x[1], fret)
         xi = x - xold
         test = jnp.zeros_like(fp)
         for i in range(4):
@@ -133,8 +128,6 @@ def minimize(f, df, x, mask, active=True):
         done1 = test < TOLX_MIN
         dg = g
         g = df(x) * mask
-        if DEBUG:
-            jax.debug.print("   g {} {}", g[0], g[1])
         test = jnp.zeros_like(fp)
         den = fmax(fret, 1.0)
         for i in range(4):
@@ -157,8 +150,6 @@ def minimize(f, df, x, mask, active=True):
         h_new = jnp.where(upd, h_new, hess)
         xi_new = jnp.stack([-seqsum([h_new[i, j] * g[j] for j in range(4)]) for i in range(4)])
         # C: xi[i] = 0.0; xi[i] -= h*g ...: 0 - a - b = -(0 + a + b) exactly.
-        if DEBUG:
-            jax.debug.print("  H {} {} {} {} hdg {} {} dg {} {} fac {} fae {}", h_new[0, 0], h_new[0, 1], h_new[1, 0], h_new[1, 1], hdg[0], hdg[1], u[0], u[1], fac_i, fae)
         done = done1 | done2
         keep = lambda new, old: jnp.where(done1, old, new)  # noqa: E731
         # On the first exit test the C returns before the gradient update (x, fp already new).
