@@ -4,7 +4,9 @@ Reference numbers come from the report's C listing (contact.c, common.c) with th
 described in docs/medusa-search.md, compiled with gcc -O2 -ffp-contract=off (x86-64, no FMA)
 and called directly on the input states below (printed with %.17g). The trace
 (tests/data/offset_contact_trace.txt) is the whole original program's run of the offset
-example. The simulations are marked slow (`python -m pytest -m slow`).
+example. Everything that compiles the whole search (2-4 minutes of XLA compile on CPU per
+jitted function) is marked slow (`python -m pytest -m slow`); the frames and distance test
+is not.
 """
 from __future__ import annotations
 
@@ -84,6 +86,7 @@ def _batch(cases):
     return [jnp.asarray(np.stack(x)) for x in zip(*cases)]
 
 
+@pytest.mark.slow
 def test_corner_contacts_match_the_c_reference(search):
     out = search(*_batch([parse(CORNER_45), parse(CORNER_10)]))
     assert bool(out.contact[0]) and bool(out.contact[1])
@@ -114,6 +117,7 @@ def test_frames_and_distance_match_the_c_reference():
     np.testing.assert_allclose(jax.jit(d_dist)(fr, st), C_ONSET_GRAD0, rtol=5e-15)
 
 
+@pytest.mark.slow
 def test_onset_attempts_match_the_trace(search):
     # The trace: attempts with dt = 5e-5 and 3.415e-5 s are in contact (rejected), the one
     # with 2.3325e-5 s is not even a candidate (bounding spheres apart) and is accepted.
@@ -131,9 +135,57 @@ def test_onset_attempts_match_the_trace(search):
     assert float(out.n1[0][0]) > 0.9998
 
 
+@pytest.mark.slow
 def test_pair_geometry_keeps_the_warm_start_when_far():
     st, r1, F1, A, r2, F2, B = _onset_inputs()[2]
     warm = jnp.asarray([0.1, 0.2, 0.3, 0.4, 1.0, 0.0, 0.0, 0.0])
     geom, status = jax.jit(medusa_pair_geometry)(r1, F1, A, r2, F2, B, warm)
     assert not bool(geom.candidate) and not bool(geom.touching) and int(status) == 0
     np.testing.assert_array_equal(geom.warm, warm)  # contact.c leaves `previous` untouched
+
+
+def _trace_steps(n):
+    """The first n STEP lines of the trace: (t, dt, contact, accepted)."""
+    rows = []
+    for m in re.finditer(r"^STEP t=([\d.]+) dt=([\d.e+-]+) contact=(\d) (accept|reject)", TRACE.read_text(), re.M):
+        rows.append((float(m[1]), float(m[2]), m[3] == "1", m[4] == "accept"))
+        if len(rows) == n:
+            break
+    return rows
+
+
+@pytest.mark.slow
+def test_offset_first_episode_step_by_step():
+    """The offset example under the MEDUSA law with medusa_search: the first 10 attempted
+    steps near contact (t, dt, contact, accept/reject) are the original program's."""
+    from dataclasses import replace
+
+    from jaxmedusa.build import build_batch
+    from jaxmedusa.inputs import load_scenario
+    from jaxmedusa.integrate import scenario_step
+    from jaxmedusa.pytree import replace as tree_replace
+    from jaxmedusa.run import make_settings
+    from jaxmedusa.simulate import simulate
+
+    from conftest import EXAMPLES
+
+    scenario, config = load_scenario(EXAMPLES / "offset" / "scenario.toml")
+    pre = make_settings(config, end_time=1.0099, save_every=0.5)  # no pair is a candidate before 1.01 s
+    batch, state0 = build_batch([scenario], dt=pre.dt)
+    state = jax.tree.map(lambda x: x[0], simulate(batch, state0, pre, record=False).final)
+    state = tree_replace(state, pairs=tree_replace(state.pairs, warm=jnp.zeros_like(state.pairs.warm)))
+    settings = replace(pre, end_time=1.1, contact_geometry="medusa_search")
+    item = jax.tree.map(lambda x: x[0], batch)
+    step = jax.jit(lambda st: scenario_step(item, st, settings))
+    expected = _trace_steps(10)
+    seen = []
+    while len(seen) < len(expected):
+        t, dt = float(state.clock.t), float(state.clock.dt)
+        state, info = step(state)
+        if bool(info.pairs.touching[0]) or dt < settings.dt or len(seen) > 0:
+            seen.append((t, dt, bool(info.pairs.touching[0]), bool(info.accepted)))
+    for (t, dt, c, a), (te, dte, ce, ae) in zip(seen, expected):
+        # times and steps agree to the trace's 9 printed digits (the step-size control is
+        # main.c's: dt / 1.4641 per rejection)
+        assert t == pytest.approx(te, abs=2e-9) and dt == pytest.approx(dte, rel=1e-8)
+        assert (c, a) == (ce, ae)
