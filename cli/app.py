@@ -1,7 +1,8 @@
 """The `jaxmedusa` command: a thin Typer layer over the library's functions.
 
-One module per command group: run_commands.py (run, equilibrium) and study_commands.py
-(sweep, show, merge); common.py holds the console and the exit-code-2 error path.
+One module per command group: run_commands.py (run, equilibrium), study_commands.py
+(sweep, show, merge), sensitivity_commands.py (sensitivity), fit_commands.py (fit),
+plot_commands.py (plot, animate); common.py holds the console and the exit-code-2 error path.
 """
 from __future__ import annotations
 
@@ -9,9 +10,7 @@ import sys
 
 import typer
 
-from jaxmedusa_cli.run_commands import register as register_run_commands
-from jaxmedusa_cli.run_commands import run
-from jaxmedusa_cli.study_commands import register as register_study_commands  # a failing import is an error
+from jaxmedusa_cli import fit_commands, plot_commands, run_commands, sensitivity_commands, study_commands
 
 app = typer.Typer(add_completion=False, no_args_is_help=False,
                   help="MEDUSA platoon driving and collision dynamics in JAX: runs, sweeps, studies.")
@@ -21,11 +20,14 @@ app = typer.Typer(add_completion=False, no_args_is_help=False,
 def main(ctx: typer.Context) -> None:
     """With no command, run the default example (`jaxmedusa run`)."""
     if ctx.invoked_subcommand is None:
-        ctx.invoke(run, path=None)
+        ctx.invoke(run_commands.run, path=None)
 
 
-register_run_commands(app)
-register_study_commands(app)
+run_commands.register(app)
+study_commands.register(app)
+sensitivity_commands.register(app)
+fit_commands.register(app)
+plot_commands.register(app)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,12 +4,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+import pandas as pd
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from jaxmedusa.analysis.equilibrium import pitch_deg, solve_equilibrium, with_equilibrium
 from jaxmedusa.core.status import Status
+from jaxmedusa.io.asc import write_asc
 from jaxmedusa.io.medusa_files import MedusaInputError, read_models, write_model_block
 from jaxmedusa.run import run_scenario, summary_rows
 from jaxmedusa_cli.common import console, fail
@@ -24,6 +26,7 @@ def run(
     dt: Optional[float] = typer.Option(None, "--dt", "-d", help="Integration step [s] (MEDUSA -d, default 5e-5)."),
     save_every: Optional[float] = typer.Option(None, "--save-every", "-s", help="Save interval [s] (MEDUSA -s, default 0.01)."),
     out: Path = typer.Option(Path("results"), "--out", "-o", help="Results root; tables go to OUT/<name>/."),
+    asc: bool = typer.Option(False, "--asc", help="Also write MEDUSA's director/velocity/energy/path.asc to OUT/<name>/."),
 ) -> None:
     """Simulate one scenario and write OUT/<name>/trajectory.parquet."""
     path = path or DEFAULT_EXAMPLE
@@ -52,6 +55,9 @@ def run(
     console.print(table)
     if result.out_dir is not None:
         console.print(f"tables written to {result.out_dir}/")
+        if asc:
+            paths = write_asc(pd.read_parquet(result.out_dir / "trajectory.parquet"), result.out_dir)
+            console.print(f"MEDUSA files written: {', '.join(p.name for p in paths)} (see docs/asc-files.md)")
 
 
 def equilibrium(

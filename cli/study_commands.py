@@ -13,28 +13,54 @@ from rich.table import Table
 
 from jaxmedusa.io.medusa_files import MedusaInputError
 from jaxmedusa.study import load_study, merge_results, parse_shard, run_study
+from jaxmedusa.study.ray_backend import RayUnavailable, run_study_ray
+from jaxmedusa.study.runner import SweepInterrupted
 from jaxmedusa_cli.common import console, fail
 
 
 def sweep(
     study: Path = typer.Argument(..., help="Study file (TOML), e.g. studies/offset.toml."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: results/<study name>)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: results/<study name>); "
+                                       "with --ray on several machines, a folder every machine sees."),
     batch: Optional[int] = typer.Option(None, "--batch", "-b", min=1,
-                                        help="Scenarios per chunk (default: the study's [run] batch, else automatic)."),
+                                        help="Scenarios per chunk (default: the study's [run] batch, else about a "
+                                        "minute of run per chunk on this device)."),
     shard: Optional[str] = typer.Option(None, "--shard", help="Run shard i of N (0 <= i < N), e.g. 0/4: chunks k "
                                         "with k % N == i. Join the shards with `jaxmedusa merge`."),
     resume: bool = typer.Option(False, "--resume", help="Keep chunks already written by this study and chunk size."),
+    ray: bool = typer.Option(False, "--ray", help="Run the chunks as Ray tasks, on a local Ray instance, or on "
+                             "the cluster at --address. Needs `pip install jaxmedusa[ray]`."),
+    address: Optional[str] = typer.Option(None, "--address", help="With --ray: the Ray cluster to join, e.g. auto "
+                                          "(the cluster this machine belongs to) or 10.0.0.1:6379; implies --ray."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Run a study: every sample of its design, in chunks, into OUT/scenarios.parquet."""
     if not study.is_file():
         fail(f"{study}: no such file")
+    ray = ray or address is not None
+    if ray and shard is not None:
+        fail("--ray and --shard: give one (Ray spreads the chunks over the cluster itself)")
     try:
         spec = load_study(study)
         shard_t = parse_shard(shard)
-        s = run_study(spec, out=out, batch=batch, shard=shard_t, resume=resume, progress=not no_progress)
+        if ray:
+            try:
+                s = run_study_ray(spec, out=out, batch=batch, resume=resume, progress=not no_progress,
+                                  address=address)
+            except RayUnavailable as exc:
+                fail(str(exc))
+        else:
+            s = run_study(spec, out=out, batch=batch, shard=shard_t, resume=resume, progress=not no_progress)
     except (MedusaInputError, ValueError) as exc:
         fail(str(exc))
+    except SweepInterrupted as exc:
+        s = exc.summary
+        again = f"jaxmedusa sweep {study} --out {s.out} --resume" + (f" --shard {shard}" if shard else "") + \
+            (f" --batch {s.chunk_size}" if batch else "")
+        console.print(f"[yellow]interrupted[/]: {len(s.chunks_run)} chunk(s) finished in this run and "
+                      f"{len(s.chunks_skipped)} kept from before are in {s.out / 'chunks'}/; resume with:\n  {again}",
+                      soft_wrap=True)
+        raise typer.Exit(code=130)
     rate = f"{s.scenarios_per_s:,.1f} scenarios/s" if s.scenarios_run else "nothing to run"
     console.print(f"[bold]{spec.name}[/]: {s.n_samples} scenarios in {s.n_chunks} chunk(s) of {s.chunk_size}; "
                   f"ran {len(s.chunks_run)} chunk(s), skipped {len(s.chunks_skipped)}; "
@@ -71,10 +97,30 @@ def _fmt(x) -> str:
     return f"{x:.4g}" if ax == 0 or 1e-3 <= ax < 1e5 else f"{x:.3e}"
 
 
+def _spec_lines(text: str | None) -> list[str]:
+    """Short provenance lines from the stored study spec (store.study_meta): settings,
+    sampler, parameters."""
+    try:
+        sp = json.loads(text) if text else None
+    except json.JSONDecodeError:
+        sp = None
+    if not isinstance(sp, dict):
+        return []
+    st, sa = sp.get("settings", {}), sp.get("sampler", {})
+    lines = [f"settings: end_time {st.get('end_time')} s, dt {st.get('dt')} s, step control {st.get('step_control')}, "
+             f"contact {st.get('contact')} ({st.get('contact_law')}, {st.get('contact_geometry')})",
+             f"sampler: {sa.get('kind')} n={sa.get('n')} seed={sa.get('seed')}"]
+    for name, p in (sp.get("parameters") or {}).items():
+        dist = ", ".join(f"{k} {v}" for k, v in p.items() if k not in ("paths", "mode"))
+        lines.append(f"parameter {name}: {dist}, mode {p.get('mode')}, paths {', '.join(p.get('paths', {}))}")
+    return lines
+
+
 def show(
     results: Path = typer.Argument(..., help="A results folder (with scenarios.parquet or chunks/) or a .parquet file."),
     columns: Optional[str] = typer.Option(None, "--columns", "-c", help="Comma-separated column names to summarise "
                                           "(default: parameters and the main metrics)."),
+    spec: bool = typer.Option(False, "--spec", help="Also print the study file as it was run."),
 ) -> None:
     """Print a compact summary of a results folder: provenance, status counts, ranges."""
     path = results
@@ -103,8 +149,13 @@ def show(
                   f"{meta.get('jaxmedusa.n_vehicles', '?')} vehicle(s), chunk size {meta.get('jaxmedusa.chunk_size', '?')}")
     console.print(f"jaxmedusa {meta.get('jaxmedusa.version', '?')} (git {meta.get('jaxmedusa.git_commit', '?')[:12]}"
                   f"{', dirty' if meta.get('jaxmedusa.git_dirty') == 'true' else ''}), "
-                  f"backend {meta.get('jaxmedusa.backend', '?')} x{meta.get('jaxmedusa.devices', '?')}, "
-                  f"{meta.get('jaxmedusa.precision', '?')}")
+                  f"JAX {meta.get('jax.version', '?')}, backend {meta.get('jaxmedusa.backend', '?')} "
+                  f"x{meta.get('jaxmedusa.devices', '?')} ({meta.get('jaxmedusa.device_kind', '?')}), "
+                  f"{meta.get('jaxmedusa.precision', '?')}", soft_wrap=True)
+    for line in _spec_lines(meta.get("jaxmedusa.study_spec")):
+        console.print(line, soft_wrap=True, highlight=False)
+    if spec:
+        console.print(meta.get("jaxmedusa.study", "(no study text stored)"), markup=False, highlight=False)
     if "status_name" in table.column_names:
         names = table.column("status_name").to_pylist()
         console.print("status: " + ", ".join(f"{s} {names.count(s)}" for s in sorted(set(names))))

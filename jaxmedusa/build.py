@@ -80,6 +80,27 @@ def _per_scenario(value, n: int, what: str) -> list:
     return [value] * n
 
 
+def _check_vehicle(veh, j: int, n_models: int, scenario: str):
+    """ValueError naming the field of an impossible VehicleSpec (j 0-based; vehicle j+1 for people)."""
+    where = f"scenario {scenario!r}: vehicle {j + 1}: VehicleSpec"
+    if isinstance(veh.model, bool) or not isinstance(veh.model, (int, np.integer)) or not 0 <= veh.model < n_models:
+        raise ValueError(f"{where}.model: a model index 0..{n_models - 1} expected, got {veh.model!r}")
+    for name in ("x", "y", "orientation", "speed"):
+        if not math.isfinite(getattr(veh, name)):
+            raise ValueError(f"{where}.{name}: a finite number expected, got {getattr(veh, name)!r}")
+    for name in ("steering", "tire_speed"):
+        t = getattr(veh, name)
+        if len(t.times) == 0 or len(t.times) != len(t.values):
+            raise ValueError(f"{where}.{name}: equally many times and values (at least one) expected, "
+                             f"got {len(t.times)} and {len(t.values)}")
+        if not all(math.isfinite(x) for x in (*t.times, *t.values)):
+            raise ValueError(f"{where}.{name}: finite times and values expected, got {t}")
+        if any(b < a for a, b in zip(t.times, t.times[1:])):
+            raise ValueError(f"{where}.{name}.times: non-decreasing times expected, got {t.times}")
+        if t.kind not in ("constant", "linear"):
+            raise ValueError(f"{where}.{name}.kind: 'constant' or 'linear' expected, got {t.kind!r}")
+
+
 def _contact_dict(c) -> dict:
     if c is None:
         return dict(CONTACT_DEFAULTS)
@@ -105,6 +126,9 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
         raise ValueError("no scenarios to build")
     if any(len(s.vehicles) == 0 for s in scenarios):
         raise ValueError("a scenario has no vehicles")
+    for sc in scenarios:  # before anything indexes models or tables
+        for j, veh in enumerate(sc.vehicles):
+            _check_vehicle(veh, j, len(sc.models), sc.name)
     n_v = n_vehicles or max(len(s.vehicles) for s in scenarios)
     if any(len(s.vehicles) > n_v for s in scenarios):
         raise ValueError(f"a scenario has more than n_vehicles={n_v} vehicles")

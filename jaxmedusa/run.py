@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmedusa.analysis.events import ContactEventTracker, episodes_table
+from jaxmedusa.analysis.events import ContactEventTracker, add_episode_geometry, episodes_table
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.safe_math import heading
@@ -77,10 +77,31 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     if out_root is not None:
         out_dir = Path(out_root) / scenario.name
         out_dir.mkdir(parents=True, exist_ok=True)
-        write_trajectory(samples, batch, out_dir / "trajectory.parquet")
+        write_trajectory(samples, batch, out_dir / "trajectory.parquet", run_metadata(scenario, settings, batch))
         if isinstance(tracker, ContactEventTracker):
-            episodes_table(metrics, len(scenario.vehicles)).to_parquet(out_dir / "contact_events.parquet", index=False)
+            events = add_episode_geometry(episodes_table(metrics, len(scenario.vehicles)), samples, batch, settings)
+            events.to_parquet(out_dir / "contact_events.parquet", index=False)
     return RunOutput(scenario=scenario, settings=settings, result=result, out_dir=out_dir, wall_time=wall)
+
+
+def run_metadata(scenario: Scenario, settings: Settings, batch) -> dict:
+    """Trajectory-table metadata that pictures need (JSON values): jaxmedusa.scenario (name),
+    jaxmedusa.vehicles (per vehicle: number, name, model (1-based), contact_semi_axes [m]),
+    jaxmedusa.contact_shape (geometry kind, eps1, eps2), jaxmedusa.road (road.dat points
+    (x, y, z [m], bank [deg]) or null for the flat plane), jaxmedusa.settings."""
+    vehicles = [dict(number=i + 1, name=f"vehicle {i + 1}", model=v.model + 1,
+                     contact_semi_axes=[0.5 * float(a) for a in scenario.models[v.model].contact_dims])
+                for i, v in enumerate(scenario.vehicles)]
+    road = scenario.road.points
+    return {
+        "jaxmedusa.scenario": scenario.name,
+        "jaxmedusa.vehicles": vehicles,
+        "jaxmedusa.contact_shape": dict(kind=settings.contact_geometry, eps1=float(np.asarray(batch.contact.eps1)[0]),
+                                        eps2=float(np.asarray(batch.contact.eps2)[0])),
+        "jaxmedusa.road": None if road is None else [list(map(float, p)) for p in road],
+        "jaxmedusa.settings": dict(end_time=settings.end_time, dt=settings.dt, save_every=settings.save_every,
+                                   contact_law=settings.contact_law, contact_geometry=settings.contact_geometry),
+    }
 
 
 def summary_rows(out: RunOutput) -> list[dict]:

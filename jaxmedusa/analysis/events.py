@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
+from jaxmedusa.contact.shapes import SHAPES, cold_warm, pair_geometry
 from jaxmedusa.core.pytree import pytree_dataclass
 from jaxmedusa.core.state import pair_indices
 
@@ -81,3 +83,45 @@ def episodes_table(ep: Episodes, n_vehicles: int, batch_index: int = 0) -> pd.Da
                              min_phi1=float(ep.min_phi1[batch_index, p, k])))
     columns = ["vehicle_a", "vehicle_b", "episode", "start", "end", "peak_gamma1", "peak_force", "min_phi1"]
     return pd.DataFrame(rows, columns=columns).sort_values(["start", "vehicle_a", "vehicle_b"], ignore_index=True)
+
+
+EPISODE_GEOMETRY_ITERS = 32  # cold-started solver iterations (the in-run solver is warm-started with 8)
+
+
+def add_episode_geometry(table: pd.DataFrame, samples, batch, settings, batch_index: int = 0) -> pd.DataFrame:
+    """Contact point and normal of each episode, for pictures: the pair geometry (contact.py)
+    at the saved sample nearest the episode start (within save_every/2 of it), cold-started.
+
+    Adds columns geometry_time [s] (that sample's time), point_x/y/z [m] (midpoint of T1, T2,
+    the points of deepest mutual penetration) and normal_x/y/z (n1, the outward unit normal
+    of vehicle_a there). `samples`: simulate.Samples with leaves [B, S, ...]."""
+    table = table.copy()
+    cols = ["geometry_time", "point_x", "point_y", "point_z", "normal_x", "normal_y", "normal_z"]
+    if table.empty:
+        for c in cols:
+            table[c] = pd.Series(dtype=float)
+        return table
+    ok = np.asarray(samples.saved[batch_index], bool)
+    t = np.asarray(samples.t[batch_index])[ok]
+    r, F = np.asarray(samples.r[batch_index])[ok], np.asarray(samples.F[batch_index])[ok]
+    k = np.abs(t[None, :] - table["start"].to_numpy()[:, None]).argmin(axis=1)
+    a, b = table["vehicle_a"].to_numpy() - 1, table["vehicle_b"].to_numpy() - 1
+    axes = np.asarray(batch.vehicle.contact_axes[batch_index])
+    cp = batch.contact
+    eps1, eps2 = float(np.asarray(cp.eps1)[batch_index]), float(np.asarray(cp.eps2)[batch_index])
+
+    shape = SHAPES.resolve(settings.contact_geometry, where="Settings.contact_geometry")
+
+    def one(r1, F1, a1, r2, F2, a2):
+        return pair_geometry(shape, r1, F1, a1, r2, F2, a2, cold_warm(), eps1, eps2,
+                             iters=EPISODE_GEOMETRY_ITERS)
+
+    g = jax.jit(jax.vmap(one))(r[k, a], F[k, a], axes[a], r[k, b], F[k, b], axes[b])
+    point = 0.5 * (np.asarray(g.T1) + np.asarray(g.T2))
+    n1 = np.asarray(g.n1)
+    table["geometry_time"] = t[k]
+    for j, c in enumerate("xyz"):
+        table[f"point_{c}"] = point[:, j]
+    for j, c in enumerate("xyz"):
+        table[f"normal_{c}"] = n1[:, j]
+    return table

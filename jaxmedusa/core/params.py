@@ -5,6 +5,7 @@ Every array field of a per-vehicle pytree has leading axes [batch, vehicle] once
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import jax.numpy as jnp
@@ -138,6 +139,39 @@ class Settings:
     contact_law: str = "medusa"
     contact_geometry: str = "superellipsoid"
     step_control: str = "medusa"
+
+    def __post_init__(self):
+        """Reject settings that cannot run (a zero dt would never end, a NaN end time would
+        fail deep inside XLA): ValueError naming the field. Shared by the CLI, TOML files
+        and the Python API, since every path builds a Settings."""
+        def fail(name, expected):
+            raise ValueError(f"Settings.{name}: {expected} expected, got {getattr(self, name)!r}")
+
+        for name in ("end_time", "dt", "save_every", "dt_min", "shrink", "grow"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) \
+                    or not math.isfinite(v):
+                fail(name, "a finite number")
+        for name in ("dt", "save_every", "dt_min"):
+            if not getattr(self, name) > 0:
+                fail(name, "a number > 0 [s]")
+        if not self.end_time >= 0:
+            fail("end_time", "a number >= 0 [s]")
+        if not self.shrink > 1.0:
+            fail("shrink", "a factor > 1 (the step shrinks by it)")
+        if not self.grow >= 1.0:
+            fail("grow", "a factor >= 1 (the step grows by it)")
+        if isinstance(self.hold_steps, bool) or not isinstance(self.hold_steps, (int, np.integer)) \
+                or self.hold_steps < 0:
+            fail("hold_steps", "a whole number >= 0")
+        for name in ("tires", "contact"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                fail(name, "true or false")
+        for name in ("contact_law", "contact_geometry", "step_control"):
+            if not isinstance(getattr(self, name), str):
+                fail(name, "a name (string)")
+        if self.n_samples > 10_000_000:  # the sample buffer is [B, S, ...]: this many rows is a mistake
+            fail("save_every", f"a save interval giving at most 1e7 samples up to end_time {self.end_time:g} s")
 
     @property
     def n_samples(self) -> int:

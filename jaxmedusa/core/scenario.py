@@ -8,7 +8,11 @@ Vehicles are numbered from 0 in code (MEDUSA's vehicle 1 is index 0).
 """
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
+
+import numpy as np
 
 
 @dataclass
@@ -79,3 +83,122 @@ class Scenario:
     models: list[ModelSpec]
     vehicles: list[VehicleSpec]
     road: RoadSpec = field(default_factory=RoadSpec)
+
+
+# (MEDUSA keyword, ModelSpec field) in read_models() order; contact_dims and eq_F are
+# spread over A1..A3 and D11..D33 (Dij = eq_F[j-1][i-1]: component j of director i).
+MODEL_KEYWORDS = (
+    ("MASS", "mass"),
+    ("IX", "ix"),
+    ("IY", "iy"),
+    ("IZ", "iz"),
+    ("E", "young"),
+    ("NU", "nu"),
+    ("VOLUME", "volume"),
+    ("L1", "l1"),
+    ("L2", "l2"),
+    ("B", "track"),
+    ("H1", "h1"),
+    ("H2", "h2"),
+    ("SPRING_REF", "spring_ref"),
+    ("C1", "c1"),
+    ("C2", "c2"),
+    ("D1", "d1"),
+    ("D2", "d2"),
+    ("TIRE", "tire_lag"),
+    ("A1", "contact_dims[0]"),
+    ("A2", "contact_dims[1]"),
+    ("A3", "contact_dims[2]"),
+    ("R3", "eq_r3"),
+) + tuple((f"D{i}{j}", f"eq_F[{j - 1}][{i - 1}]") for i in (1, 2, 3) for j in (1, 2, 3))
+
+# MEDUSA keyword -> ModelSpec field path (for error messages about TOML models).
+KEYWORD_FIELDS = dict(MODEL_KEYWORDS)
+
+def model_problems(model: ModelSpec) -> list[tuple[str, str]]:
+    """Physically impossible values of a model, as (MEDUSA keyword, reason) pairs.
+
+    Checks: every number finite; MASS > 0; the inertia parameters of eq (1.9)
+    my^11 = (-IX+IY+IZ)/2, my^22 = (IX-IY+IZ)/2, my^33 = (IX+IY-IZ)/2 all > 0 (the
+    triangle inequality of the principal moments); E > 0; -1 < NU < 0.5; VOLUME > 0;
+    B > 0; SPRING_REF, C1, C2, D1, D2 >= 0; TIRE > 0 (init.c divides by it);
+    A1, A2, A3 > 0; the directors D11..D33 a rotation (`director_problems`).
+    """
+    m = model
+    values = {kw: _field_value(m, field) for kw, field in MODEL_KEYWORDS}
+    problems: list[tuple[str, str]] = []
+    for kw, v in values.items():
+        if not (isinstance(v, (int, float)) and math.isfinite(v)):
+            problems.append((kw, f"{kw} is {v!r}, not a finite number"))
+    if problems:
+        return problems
+
+    def positive(kw, what):
+        if values[kw] <= 0:
+            problems.append((kw, f"{kw} {values[kw]:g} must be > 0 ({what})"))
+
+    def non_negative(kw, what):
+        if values[kw] < 0:
+            problems.append((kw, f"{kw} {values[kw]:g} must be >= 0 ({what})"))
+
+    positive("MASS", "mass [kg]")
+    ix, iy, iz = m.ix, m.iy, m.iz
+    for kw, my, formula, others in (
+        ("IX", 0.5 * (-ix + iy + iz), "my^11 = (-IX+IY+IZ)/2", "IY + IZ"),
+        ("IY", 0.5 * (ix - iy + iz), "my^22 = (IX-IY+IZ)/2", "IX + IZ"),
+        ("IZ", 0.5 * (ix + iy - iz), "my^33 = (IX+IY-IZ)/2", "IX + IY"),
+    ):
+        if my <= 0:
+            problems.append(
+                (kw, f"IX {ix:g}, IY {iy:g}, IZ {iz:g} violate the triangle inequality: "
+                     f"{kw} must be < {others}, but {formula} = {my:g} <= 0")
+            )
+    positive("E", "Young's modulus [N/m^2]")
+    if not -1.0 < m.nu < 0.5:
+        problems.append(("NU", f"NU {m.nu:g} must lie in (-1, 0.5) (Poisson's ratio)"))
+    positive("VOLUME", "chassis volume [m^3]")
+    positive("B", "track width [m]")
+    non_negative("SPRING_REF", "unstretched spring length [m]")
+    for kw in ("C1", "C2"):
+        non_negative(kw, "spring constant [N/m]")
+    for kw in ("D1", "D2"):
+        non_negative(kw, "damping coefficient [N s/m]")
+    positive("TIRE", "tire lag [s]")
+    for kw in ("A1", "A2", "A3"):
+        positive(kw, "contact dimension [m]")
+    problems += director_problems(m.eq_F)
+    return problems
+
+
+# The directors D11..D33 must form a rotation (orthonormal, det +1, init.c takes them as
+# the equilibrium orientation). Files print them with 4 decimals (the report's Appendix C:
+# |F^T F - I| = 1.0e-4, |det F - 1| = 1.0e-5), 3 decimals give up to ~3e-3; a number cut
+# short (D33 0 for 0.9972, 0.99 for 0.9972) gives >= 1.4e-2. 1e-2 separates the two.
+DIRECTOR_TOLERANCE = 1e-2
+
+
+def director_problems(eq_F, tol: float = DIRECTOR_TOLERANCE) -> list[tuple[str, str]]:
+    """[(keyword, reason)] when the director matrix (columns are directors; eq_F[j][i] is
+    D(i+1)(j+1)) is not within `tol` of a rotation: max |F^T F - I| and |det F - 1|. The
+    keyword is D{i}1 of the director furthest from unit length (its line in model.dat)."""
+    F = np.asarray(eq_F, dtype=float)
+    if F.shape != (3, 3) or not np.all(np.isfinite(F)):
+        return [("D11", f"the directors D11..D33 must be 9 finite numbers, got {eq_F!r}")]
+    orth = float(np.max(np.abs(F.T @ F - np.eye(3))))
+    det = float(np.linalg.det(F))
+    if orth <= tol and abs(det - 1.0) <= tol:
+        return []
+    lengths = np.linalg.norm(F, axis=0)
+    worst = int(np.argmax(np.abs(lengths - 1.0)))
+    return [(f"D{worst + 1}1", f"the directors D11..D33 are not a rotation: max |F^T F - I| = {orth:.3g}, "
+             f"det F = {det:.4g}, director {worst + 1} has length {lengths[worst]:.4g} (tolerance {tol:g}; "
+             "a number cut short?)")]
+
+
+def _field_value(model: ModelSpec, field: str):
+    """Value of a field path such as 'mass', 'contact_dims[1]' or 'eq_F[2][0]'."""
+    name, *idx = re.split(r"[\[\]]+", field.rstrip("]"))
+    value = getattr(model, name)
+    for i in idx:
+        value = value[int(i)]
+    return value

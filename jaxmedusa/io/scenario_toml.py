@@ -149,6 +149,10 @@ def scenario_from_dict(
         platoon = err.string(m.get("platoon", "platoon.dat"), "medusa.platoon")
         if not folder.is_dir():
             err.fail("medusa.folder", f"folder {folder} does not exist")
+        for file, key in (("model.dat", "medusa.folder"), (platoon, "medusa.platoon"), ("road.dat", "medusa.folder")):
+            if not (folder / file).is_file() and not (file == "road.dat" and "road" in data):
+                err.fail(key, f"{folder / file} does not exist (a MEDUSA folder holds model.dat, the platoon "
+                         "file and road.dat)")
         models = read_models(folder / "model.dat")
         vehicles = read_platoon(folder / platoon, len(models))
         road = None if "road" in data else read_road(folder / "road.dat")

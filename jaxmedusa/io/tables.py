@@ -19,7 +19,8 @@ Study scenario table (`scenarios_table`): one row per scenario, columns
     vehicle that never touched, the PDOF of a vehicle with zero delta-V.
 
 Schema metadata (`provenance`): jaxmedusa.version, jaxmedusa.git_commit, jaxmedusa.git_dirty,
-jaxmedusa.backend, jaxmedusa.devices, jaxmedusa.precision, jax.version, plus whatever the
+jaxmedusa.backend, jaxmedusa.devices (count), jaxmedusa.device_kind (e.g. "cpu", "NVIDIA H100 80GB HBM3"),
+jaxmedusa.precision, jax.version, plus whatever the
 caller adds (a study adds jaxmedusa.study, the study TOML text, and more; see study/store.py).
 """
 from __future__ import annotations
@@ -40,7 +41,7 @@ from jaxmedusa import __version__
 from jaxmedusa.core.safe_math import orientation_angles
 from jaxmedusa.core.status import status_label
 
-__all__ = ["write_trajectory", "trajectory_table", "scenarios_table", "write_table", "read_table",
+__all__ = ["write_trajectory", "trajectory_table", "scenarios_table", "write_table", "write_text", "umask", "read_table",
            "provenance", "git_commit", "metric_columns"]
 
 _DIRECTOR_COLS = [f"d{i}{j}" for i in range(1, 4) for j in range(1, 4)]
@@ -92,6 +93,7 @@ def provenance(extra: dict | None = None) -> dict[str, str]:
         "jaxmedusa.git_dirty": "unknown" if dirty is None else str(dirty).lower(),
         "jaxmedusa.backend": jax.default_backend(),
         "jaxmedusa.devices": str(jax.device_count()),
+        "jaxmedusa.device_kind": jax.devices()[0].device_kind,
         "jaxmedusa.precision": "float64" if jax.config.jax_enable_x64 else "float32",
         "jax.version": jax.__version__,
     }
@@ -108,13 +110,42 @@ def _with_metadata(table: pa.Table, metadata: dict[str, str] | None) -> pa.Table
     return table.replace_schema_metadata(new)
 
 
-def write_table(table: pa.Table, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
-    """Write `table` as Parquet atomically (temporary file in the same folder, then os.replace)."""
-    path = Path(path)
+def umask() -> int:
+    """The process's file-creation mask (os.umask can only be read by setting it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _temporary(path: Path) -> str:
+    """A hidden temporary file beside `path` with the mode a plain open() would give it
+    (mkstemp makes 0600; output files get 0666 & ~umask like every other output)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    table = _with_metadata(table, metadata)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~umask())
+    return tmp
+
+
+def write_text(text: str, path: str | Path) -> Path:
+    """Write a text file atomically (temporary file in the same folder, then os.replace)."""
+    path = Path(path)
+    tmp = _temporary(path)
+    try:
+        Path(tmp).write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_table(table: pa.Table, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
+    """Write `table` as Parquet atomically (temporary file in the same folder, then
+    os.replace: a reader never sees half a file, a killed writer leaves a hidden .tmp)."""
+    path = Path(path)
+    table = _with_metadata(table, metadata)
+    tmp = _temporary(path)
     try:
         if path.suffix.lower() == ".csv":
             import pyarrow.csv as pacsv
@@ -205,12 +236,13 @@ def metric_columns(name: str, n_vehicles: int) -> list[str]:
 
 
 def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict[str, np.ndarray],
-                    n_vehicles: int, metric_names) -> pa.Table:
+                    n_vehicles: int, metric_names, extra: dict | None = None) -> pa.Table:
     """One row per scenario (module docstring).
 
     sample_ids (N,); parameters {column: (N,)}; metrics: outcome arrays with leading axis N
     ([N] for status/end_time/steps, [N, V, ...] per vehicle) already without padding rows;
-    metric_names: the per-vehicle metrics to include, in order."""
+    metric_names: the per-vehicle metrics to include, in order; extra: {column: ((N,), unit)}
+    appended last (e.g. the gradient columns d_<output>_d_<parameter>)."""
     cols: dict[str, pa.Array] = {"sample_id": pa.array(np.asarray(sample_ids, np.int64))}
     for k, v in parameters.items():
         cols[k] = pa.array(np.asarray(v))
@@ -234,6 +266,9 @@ def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict
             x = a[:, j]
             cols[col] = pa.array(x, mask=None if null is None else null[:, j])
             units[col] = METRIC_UNITS.get(name, "")
+    for col, (x, unit) in (extra or {}).items():
+        cols[col] = pa.array(np.asarray(x, np.float64))
+        units[col] = unit
     fields = [pa.field(k, a.type, metadata={b"unit": units[k].encode()} if units.get(k) else None)
               for k, a in cols.items()]
     return pa.Table.from_arrays(list(cols.values()), schema=pa.schema(fields))

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmedusa.core.params import GRAVITY, VehicleParams, inertia_parameters
-from jaxmedusa.core.scenario import ModelSpec
+from jaxmedusa.core.scenario import KEYWORD_FIELDS, ModelSpec, model_problems
 from jaxmedusa.physics.road import road_frame
 from jaxmedusa.physics.tire import tire_forces, tire_set
 
@@ -142,7 +142,12 @@ def vehicle_params(model: ModelSpec, tire: dict | None = None, tire_models: tupl
     """VehicleParams for one ModelSpec, computed as init.c `read_models()` does. `tire`
     overrides parameters of the model's tire model (ModelSpec.tire_model, default Goodyear
     185SR14 for "calspan"); `tire_models` are the tire models present in the batch
-    (default: just this one), see core.params.TireSet."""
+    (default: just this one), see core.params.TireSet. An impossible model
+    (core.scenario.model_problems) raises ValueError naming the field."""
+    problems = model_problems(model)
+    if problems:
+        kw, reason = problems[0]
+        raise ValueError(f"ModelSpec.{KEYWORD_FIELDS[kw]} ({kw}): {reason}")
     m = model
     X = np.array(
         [

@@ -72,11 +72,13 @@ def unit_design(kind: str, n: int, d: int, seed: int, scramble: bool = True) -> 
 
 def design(study: Study) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """(sample ids (N,), {parameter name: values (N,)}) in sample-id order, reproducible from
-    the sampler's seed. Grid: full factorial, the first parameter varying slowest. Others:
+    the sampler's seed. study.explicit: that design as given. Grid: full factorial, the first parameter varying slowest. Others:
     the sampled design (n rows) for each combination of the fixed lists (outer loop)."""
     ps = study.parameters
     s = study.sampler
-    if SAMPLERS.resolve(s.kind).unit is None:  # the grid
+    if study.explicit is not None:  # a given design matrix (e.g. SALib's), in its row order
+        cols = {p.name: np.asarray(study.explicit.columns[p.name], float) for p in ps}
+    elif SAMPLERS.resolve(s.kind).unit is None:  # the grid
         axes = [p.dist.levels(p.levels) for p in ps]
         mesh = np.meshgrid(*axes, indexing="ij")
         cols = {p.name: m.reshape(-1) for p, m in zip(ps, mesh)}

@@ -55,6 +55,9 @@ Study file (TOML; every key is checked, errors name the key):
     lane_width = 3.0                      # [m], lane departure above lane_width / 2
     spin_threshold_deg = 90.0             # [deg], spin-out above it
     episode_gap = 0.01                    # [s], contact resuming sooner is the same episode
+    gradients = { of = ["v2_delta_v"], wrt = ["lateral_offset"] }  # columns d_<of>_d_<wrt> by forward
+                                          # mode (study/gradients.py, docs/sensitivity.md)
+    sensitivity = ["v2_delta_v"]          # columns `jaxmedusa sensitivity` analyses (default: all that vary)
 
 Paths (vehicle and model numbers 1-based as in MEDUSA's tables, `*` = all):
   vehicles.N.{x, y, speed, heading | orientation_deg, model}
@@ -91,6 +94,7 @@ from jaxmedusa.io.scenario_toml import load_scenario, scenario_from_dict
 from jaxmedusa.io.validation import InputErrors, simulation_settings
 from jaxmedusa.physics.tire.calspan import GOODYEAR_185SR14
 from jaxmedusa.study.design import SAMPLERS, design
+from jaxmedusa.study.gradients import check_gradients
 from jaxmedusa.study.perturb import scenario_for, scenarios_for
 from jaxmedusa.study.spec import (METRIC_GROUPS, Distribution, Outputs, Parameter, Sampler, Study, StudyError, Target,
                                   check_contact)
@@ -181,7 +185,7 @@ def study_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<stud
         batch = None
     elif not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
         err.fail("run.batch", f"a whole number >= 1 or \"auto\" expected, got {batch!r}")
-    outputs = _outputs(data.get("outputs", {}), err)
+    outputs = _outputs(data.get("outputs", {}), err, params, len(base.vehicles))
 
     study = Study(name=name, base=base, settings=settings, parameters=params, sampler=sampler, outputs=outputs,
                   tire=tire, contact=contact, batch=batch, description=description, source=source, text=text)
@@ -216,9 +220,10 @@ def _sampler(t, err: InputErrors) -> Sampler:
     return Sampler(kind=kind, n=n, seed=seed, scramble=scramble)
 
 
-def _outputs(t, err: InputErrors) -> Outputs:
+def _outputs(t, err: InputErrors, params=(), n_vehicles: int = 1) -> Outputs:
     t = err.table(t, "outputs")
-    err.keys(t, ("metrics", "trajectories", "lane_width", "spin_threshold_deg", "episode_gap"), "outputs")
+    err.keys(t, ("metrics", "trajectories", "lane_width", "spin_threshold_deg", "episode_gap", "gradients",
+                 "sensitivity"), "outputs")
     names = t.get("metrics", ["all"])
     names = [names] if isinstance(names, str) else err.array(names, "outputs.metrics")
     chosen = []
@@ -245,7 +250,23 @@ def _outputs(t, err: InputErrors) -> Outputs:
     gap = err.number(t.get("episode_gap", 0.01), "outputs.episode_gap")
     if gap < 0:
         err.fail("outputs.episode_gap", f"{gap:g} must be >= 0")
-    return Outputs(metrics=chosen, trajectories=traj, lane_width=lane, spin_threshold_deg=spin, episode_gap=gap)
+    of, wrt = (), ()
+    if "gradients" in t:  # forward-mode gradient columns (study/gradients.py)
+        g = err.table(t["gradients"], "outputs.gradients")
+        err.keys(g, ("of", "wrt"), "outputs.gradients")
+        for k in ("of", "wrt"):
+            if k not in g:
+                err.fail(f"outputs.gradients.{k}", "missing: a list of names expected")
+        of = tuple(err.string(x, "outputs.gradients.of") for x in err.array(g["of"], "outputs.gradients.of"))
+        wrt = tuple(err.string(x, "outputs.gradients.wrt") for x in err.array(g["wrt"], "outputs.gradients.wrt"))
+        check_gradients(of, wrt, params, n_vehicles, err.fail)
+        if traj:
+            err.fail("outputs.gradients", "gradient columns and trajectories = true in one study are not supported; "
+                     "make two studies")
+    sens = t.get("sensitivity", [])
+    sens = tuple(err.string(x, "outputs.sensitivity") for x in err.array(sens, "outputs.sensitivity"))
+    return Outputs(metrics=chosen, trajectories=traj, lane_width=lane, spin_threshold_deg=spin, episode_gap=gap,
+                   gradients_of=of, gradients_wrt=wrt, sensitivity=sens)
 
 
 # ---------------------------------------------------------------------------- parameters

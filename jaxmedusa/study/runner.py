@@ -2,13 +2,17 @@
 with the outcome tracker, and written to the chunk store (store.py).
 
 The samples are split into chunks of `batch` scenarios (the last one padded by repeating
-its last scenario, padding rows dropped), so the run compiles once. Each chunk is one jitted
-call over all local devices (the batch axis sharded over a 1-D mesh). `resume` skips chunks
-already written by the same study and chunk size; `shard=(i, n)` runs chunks k with
-k % n == i.
+its last scenario, padding rows dropped), so the run compiles once. Each chunk runs over
+all local devices (the batch axis sharded over a 1-D mesh) as a loop of short jitted
+advances (`SLICES` per chunk), so Ctrl-C is acted on within seconds and the progress bar
+moves with the simulated time. `resume` skips chunks already written by the same study
+and chunk size and names what changed otherwise; `shard=(i, N)` runs chunks k with
+k % N == i, the chunk size capped at n // N so that every shard has work when n >= N.
+`ray_backend.py` runs the same chunks as Ray tasks.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import shutil
@@ -18,24 +22,34 @@ from functools import partial
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 from rich.text import Text
 
-from jaxmedusa.analysis.outcomes import Outcomes, summarize_batch
+from jaxmedusa.analysis.outcomes import Outcomes, outcome_arrays, summarize_batch
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
+from jaxmedusa.core.status import Status
 from jaxmedusa.io import tables
-from jaxmedusa.solver.simulate import simulate
+from jaxmedusa.solver.simulate import Samples, advance, init_metrics, simulate
+from jaxmedusa.solver.step_control import STEP_CONTROLS
 from jaxmedusa.study.design import design
+from jaxmedusa.study.gradients import chunk_gradients, gradient_units
 from jaxmedusa.study.perturb import scenarios_for
 from jaxmedusa.study.spec import Study, StudyError
-from jaxmedusa.study.store import chunk_meta, chunk_path, finalize, status_counts, study_meta
+from jaxmedusa.study.store import (chunk_meta, chunk_path, finalize, spec_changes, status_counts, study_meta,
+                                   write_manifest)
 
 __all__ = ["run_study", "run_chunk", "run_batch", "device_sharding", "auto_batch_size", "parse_shard",
-           "SweepSummary"]
+           "SweepSummary", "SweepInterrupted", "progress_bar", "summarize_out", "plan_sweep", "prepare_out", "write_chunk", "SweepPlan",
+           "CHUNK_SECONDS"]
 
+# A chunk runs as SLICES jitted advances: each takes ~1/SLICES of the chunk's time, which
+# bounds how long Ctrl-C waits (about a second for the default one-minute chunk).
+SLICES = 64
+CHUNK_SECONDS = 60.0  # [s], what auto_batch_size aims a chunk at
 
 @partial(jax.jit, static_argnames=("settings", "tracker", "record"))
 def run_batch(batch, state, settings: Settings, tracker: Outcomes, record: bool):
@@ -53,30 +67,119 @@ def device_sharding(n_devices: int | None = None):
     return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("batch")), len(devs)
 
 
-def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, sharding=None):
-    """Simulate [(Scenario, tire, contact)] padded to `chunk_size` (repeating the last item):
+def _slice_settings(settings: Settings, record: bool) -> tuple[Settings, int]:
+    """(settings of the advance calls, save slots per call). With trajectories the study's
+    own save slots are kept (SLICES calls of several slots); without, the run is cut into
+    SLICES slots of end_time / SLICES. Cutting the loop does not change a single step:
+    a step depends on the state only, t_saved is carried along and read by the save rule."""
+    if record:
+        return settings, max(1, math.ceil(settings.n_samples / SLICES))
+    if settings.end_time <= 0.0:
+        return settings, 1
+    return dataclasses.replace(settings, save_every=settings.end_time / SLICES), 1
+
+
+def _done_fraction(state, settings: Settings) -> float:
+    """Mean over the batch of the simulated fraction (a stopped, failed scenario counts as done)."""
+    t = np.asarray(state.clock.t)  # blocks until the call is done: where Ctrl-C is acted on
+    status = np.asarray(state.clock.status)
+    if settings.end_time <= 0.0:
+        return 1.0
+    return float(np.mean(np.where(status != Status.OK, 1.0, np.clip(t / settings.end_time, 0.0, 1.0))))
+
+
+@partial(jax.jit, static_argnames=("settings",))
+def _any_running(state, settings: Settings):
+    """Is any scenario healthy with steps left (the test of the solver's own loop)?"""
+    control = STEP_CONTROLS.resolve(settings.step_control, where="Settings.step_control")
+    return jnp.any(control.running(state.clock, settings) & (state.clock.status == Status.OK))
+
+
+_init_metrics = jax.jit(init_metrics, static_argnames=("tracker",))
+
+
+def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record: bool, on_progress=None):
+    """`run_batch` as a loop of short jitted `advance` calls (module docstring), until no
+    scenario is running: (outcome metrics {name: [B, ...]}, Samples [B, S, ...] or None).
+    The last call, after the last save, takes the steps `finish` would (its save rule
+    takes nothing past end_time), so the step body compiles once. `on_progress(fraction)`
+    is called after each call with the simulated fraction done."""
+    sliced, per_call = _slice_settings(settings, record)
+    metrics = _init_metrics(batch, state, tracker)
+    parts = []
+    while True:
+        (state, metrics), samples = advance(batch, state, metrics, sliced, per_call, tracker, record)
+        if record:
+            parts.append(jax.device_get(samples))
+        frac = _done_fraction(state, settings)
+        if on_progress is not None:
+            on_progress(frac)
+        if not bool(_any_running(state, sliced)):
+            break
+    out = outcome_arrays(batch, state, metrics, tracker)
+    samples = None
+    if record:
+        samples = Samples(*[np.concatenate([getattr(c, f) for c in parts], axis=1)[:, : settings.n_samples]
+                            for f in Samples._fields])
+    return out, samples
+
+
+def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, sharding=None, on_progress=None,
+              columns=None):
+    """Simulate [(Scenario, tire, contact)] padded to `chunk_size` (repeating the last item,
+    and further to a multiple of the devices of `sharding`):
     ({metric: numpy [n, ...]}, Samples as numpy [n, S, ...] or None, valid [n, V]) for the
-    n = len(items) real rows."""
+    n = len(items) real rows. `on_progress(fraction)` as in `simulate_sliced`. A study with
+    gradient columns (study/gradients.py) needs the rows' design values `columns`
+    {parameter: (n,)}; the metrics then hold "gradients": {column: (n,)}."""
     n = len(items)
     size = chunk_size or n
+    if study.outputs.gradients_of:
+        if columns is None:
+            raise ValueError("a study with gradient columns needs the design values of the chunk (columns=...)")
+        metrics, valid, grads = chunk_gradients(study, items, columns, size, sharding)
+        return {**metrics, "gradients": grads}, None, valid
+    n_dev = 1 if sharding is None else len(sharding.mesh.devices.flat)
+    size = math.ceil(size / n_dev) * n_dev
     padded = list(items) + [items[-1]] * (size - n)
     batch, state = build_batch([it[0] for it in padded], study.settings.dt, n_vehicles=study.n_vehicles,
                                tire=[it[1] for it in padded], contact=[it[2] for it in padded])
     if sharding is not None:
         batch, state = jax.device_put((batch, state), sharding)
     record = study.outputs.trajectories
-    metrics, samples = run_batch(batch, state, study.settings, study.tracker, record)
+    metrics, samples = simulate_sliced(batch, state, study.settings, study.tracker, record, on_progress)
     metrics = {k: np.asarray(v)[:n] for k, v in jax.device_get(metrics).items()}
     if record:
-        samples = jax.tree.map(lambda x: np.asarray(x)[:n], jax.device_get(samples))
+        samples = jax.tree.map(lambda x: np.asarray(x)[:n], samples)
     return metrics, samples, np.asarray(batch.valid)[:n]
 
 
-def auto_batch_size(n_samples: int, n_devices: int = 1, backend: str | None = None) -> int:
-    """Default chunk size: up to 4096 scenarios per device on GPU/TPU, 256 on CPU (where
-    throughput grows with the chunk up to a few hundred: benchmarks/RESULTS.md, Studies)."""
+# Seconds per scenario-step on one CPU device (this 2-core machine, float64): about 2 us
+# per vehicle without contact (benchmarks/RESULTS.md, Studies: 1.4-4.5 us per vehicle-step)
+# and about 40 us per vehicle pair with contact (the offset study, 3 s of 2 vehicles: 256
+# scenarios took 668 s, 4.3e-5 s per scenario-step). A CPU runs a batch one scenario
+# after the other, so a chunk's time grows linearly with its size.
+CPU_SECONDS_PER_VEHICLE_STEP = 2e-6
+CPU_SECONDS_PER_PAIR_STEP = 4e-5
+
+
+def auto_batch_size(n_samples: int, n_devices: int = 1, backend: str | None = None, settings: Settings | None = None,
+                    n_vehicles: int = 2) -> int:
+    """Default chunk size, aimed at CHUNK_SECONDS of run per chunk. CPU: the cost model
+    above with end_time / dt steps per scenario (dt is MEDUSA's largest step), between 1
+    and 256 scenarios per device (throughput stops growing there: RESULTS.md). GPU/TPU:
+    4096 per device (a batch runs in parallel, so the chunk's time hardly grows with its
+    size; not measured on a GPU yet). Rounded up to a multiple of the devices."""
     backend = backend or jax.default_backend()
-    per_device = 256 if backend == "cpu" else 4096
+    if backend == "cpu":
+        per_device = 256
+        if settings is not None:
+            steps = max(1.0, settings.end_time / settings.dt)
+            pairs = n_vehicles * (n_vehicles - 1) // 2 if settings.contact else 0
+            cost = steps * (CPU_SECONDS_PER_VEHICLE_STEP * n_vehicles + CPU_SECONDS_PER_PAIR_STEP * pairs)
+            per_device = int(min(256, max(1, CHUNK_SECONDS // cost)))
+    else:
+        per_device = 4096
     b = min(n_samples, per_device * n_devices)
     return int(math.ceil(b / n_devices) * n_devices)
 
@@ -109,7 +212,7 @@ class SweepSummary:
         return self.scenarios_run / self.wall_time if self.wall_time > 0 else float("nan")
 
 
-def _progress(enabled: bool, total: int):
+def progress_bar(enabled: bool, total: int):
     class Rate(ProgressColumn):
         def render(self, task):
             s = task.finished_speed or task.speed
@@ -119,71 +222,146 @@ def _progress(enabled: bool, total: int):
                     TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), disable=not enabled)
 
 
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) during a sweep: every finished chunk is kept. `summary` says which."""
+
+    def __init__(self, summary: "SweepSummary"):
+        super().__init__("sweep interrupted")
+        self.summary = summary
+
+
+@dataclass
+class SweepPlan:
+    """Which samples make which chunk, and which chunks this run (shard) owns."""
+
+    ids: np.ndarray  # (n,) sample ids
+    cols: dict  # {parameter: (n,)} design columns
+    size: int  # chunk size (scenarios per chunk)
+    n_chunks: int
+    mine: list[int]  # the chunks of this shard (all without sharding)
+    shard: tuple[int, int] | None
+    meta: dict  # study_meta: what every chunk file carries
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    def rows(self, k: int) -> slice:
+        return slice(k * self.size, min(self.n, (k + 1) * self.size))
+
+
+def plan_sweep(study: Study, batch: int | None = None, shard: tuple[int, int] | str | None = None,
+               n_devices: int = 1, backend: str | None = None) -> SweepPlan:
+    """The chunking of a study (module docstring). batch: chunk size (default study.batch,
+    else auto_batch_size). With shard=(i, N) the chunk size is capped at max(1, n // N),
+    which gives at least N chunks whenever n >= N: every shard gets work."""
+    shard = parse_shard(shard) if isinstance(shard, str) else shard
+    ids, cols = design(study)
+    n = len(ids)
+    size = batch or study.batch or auto_batch_size(n, n_devices, backend, study.settings, study.n_vehicles)
+    size = min(size, n)  # a chunk never pads more than the study has
+    if shard is not None:
+        size = min(size, max(1, n // shard[1]))
+    n_chunks = math.ceil(n / size)
+    mine = [k for k in range(n_chunks) if shard is None or k % shard[1] == shard[0]]
+    return SweepPlan(ids=ids, cols=cols, size=size, n_chunks=n_chunks, mine=mine, shard=shard,
+                     meta=study_meta(study, size, n))
+
+
+def prepare_out(out: Path, plan: SweepPlan, resume: bool) -> tuple[list[int], list[int]]:
+    """Get `out` ready for this run's chunks: (to run, kept). Without resume, earlier
+    results (all, or this shard's chunks) are removed; with resume, chunks of the same
+    study and chunk size are kept, unreadable ones rerun, and chunks of another study
+    refused with what changed. Writes the manifest (store.write_manifest)."""
+    out = Path(out)
+    if not resume:  # a fresh run: forget earlier results (all of them, or this shard's chunks)
+        (out / "scenarios.parquet").unlink(missing_ok=True)
+        if plan.shard is None:
+            shutil.rmtree(out / "chunks", ignore_errors=True)
+            shutil.rmtree(out / "trajectories", ignore_errors=True)
+        for k in plan.mine:
+            chunk_path(out, k).unlink(missing_ok=True)
+            shutil.rmtree(out / "trajectories" / f"chunk={k:05d}", ignore_errors=True)
+    fp = plan.meta["jaxmedusa.fingerprint"]
+    todo, kept = [], []
+    for k in plan.mine:
+        p = chunk_path(out, k)
+        if resume and p.exists():
+            try:
+                got = chunk_meta(p)
+            except Exception:  # noqa: BLE001  (unreadable: damaged on disk; rerun it)
+                p.unlink()
+                todo.append(k)
+                continue
+            if got.get("jaxmedusa.fingerprint") != fp:
+                raise StudyError(f"{p}: written by a different study or chunk size; changed since: "
+                                 + "; ".join(spec_changes(got, plan.meta))
+                                 + ". Rerun without --resume, or with the same study and --batch")
+            kept.append(k)
+        else:
+            todo.append(k)
+    write_manifest(out, plan.meta, plan.mine, plan.shard)
+    return todo, kept
+
+
+def write_chunk(study: Study, out: Path, plan: SweepPlan, k: int, sharding=None, on_progress=None) -> int:
+    """Run chunk k of `plan` and write it (trajectories first, then the chunk file, whose
+    presence marks the chunk done). Returns the number of scenarios."""
+    sl = plan.rows(k)
+    cols = {c: plan.cols[c][sl] for c in plan.cols}
+    items = scenarios_for(study, cols, plan.ids[sl])
+    metrics, samples, valid = run_chunk(study, items, plan.size, sharding, on_progress, cols)
+    meta = tables.provenance({**plan.meta, "jaxmedusa.chunk": str(k)})  # every table carries it
+    if samples is not None:
+        traj = tables.trajectory_table(samples, valid, ids=plan.ids[sl])
+        tables.write_table(traj, Path(out) / "trajectories" / f"chunk={k:05d}" / "part-0.parquet", meta)
+    table = tables.scenarios_table(plan.ids[sl], cols, metrics, study.n_vehicles, study.outputs.metrics,
+                                   extra=gradient_units(study, metrics.get("gradients")))
+    tables.write_table(table, chunk_path(out, k), meta)
+    return sl.stop - sl.start
+
+
+def summarize_out(out: Path, plan: SweepPlan, todo, kept, wall: float, done_rows: int) -> SweepSummary:
+    """Finalize `out` when every chunk is there; the SweepSummary of this call."""
+    complete = all(chunk_path(out, k).exists() for k in range(plan.n_chunks))
+    counts = status_counts(finalize(out)) if complete else {}
+    return SweepSummary(out=Path(out), n_samples=plan.n, chunk_size=plan.size, n_chunks=plan.n_chunks,
+                        chunks_run=list(todo), chunks_skipped=list(kept), complete=complete, wall_time=wall,
+                        scenarios_run=done_rows, status_counts=counts)
+
+
 def run_study(study: Study, out: str | Path | None = None, batch: int | None = None,
               shard: tuple[int, int] | str | None = None, resume: bool = False, progress: bool = True,
               n_devices: int | None = None) -> SweepSummary:
     """Run a study (module docstring). out: default results/<name>. batch: chunk size
-    (default study.batch, else auto_batch_size), rounded up to a multiple of the devices
-    used. shard: (i, N) or 'i/N'. resume: keep chunks already written by the same study
-    and chunk size (without it, old chunk files are removed first)."""
+    (default study.batch, else auto_batch_size). shard: (i, N) or 'i/N'. resume: keep
+    chunks already written by the same study and chunk size (without it, old chunk files
+    are removed first). Ctrl-C raises SweepInterrupted (a KeyboardInterrupt) once the
+    current jitted slice returns, every finished chunk kept."""
     out = Path(out) if out is not None else Path("results") / study.name
-    shard = parse_shard(shard) if isinstance(shard, str) else shard
     sharding, n_dev = device_sharding(n_devices)
-    ids, cols = design(study)
-    n = len(ids)
-    size = batch or study.batch or auto_batch_size(n, n_dev)
-    size = int(math.ceil(size / n_dev) * n_dev)
-    n_chunks = math.ceil(n / size)
-    mine = [k for k in range(n_chunks) if shard is None or k % shard[1] == shard[0]]
-    meta = study_meta(study, size, n)
-    fp = meta["jaxmedusa.fingerprint"]
-
-    if not resume:  # a fresh run: forget earlier results (all of them, or this shard's chunks)
-        (out / "scenarios.parquet").unlink(missing_ok=True)
-        if shard is None:
-            shutil.rmtree(out / "chunks", ignore_errors=True)
-            shutil.rmtree(out / "trajectories", ignore_errors=True)
-        for k in mine:
-            chunk_path(out, k).unlink(missing_ok=True)
-            shutil.rmtree(out / "trajectories" / f"chunk={k:05d}", ignore_errors=True)
-    todo, skipped = [], []
-    for k in mine:
-        p = chunk_path(out, k)
-        if resume and p.exists():
-            got = chunk_meta(p).get("jaxmedusa.fingerprint")
-            if got != fp:
-                raise StudyError(f"{p}: written by a different study or chunk size (fingerprint {got}, "
-                                 f"this run {fp}); rerun without --resume, or with the same study and --batch")
-            skipped.append(k)
-        else:
-            todo.append(k)
+    plan = plan_sweep(study, batch, shard, n_dev)
+    todo, kept = prepare_out(out, plan, resume)
 
     start = time.perf_counter()
-    names = list(cols)
-    done_rows = 0
-    with _progress(progress, len(todo)) as bar:
-        task = bar.add_task(study.name, total=sum(min(size, n - k * size) for k in todo))
-        for k in todo:
-            sl = slice(k * size, min(n, (k + 1) * size))
-            items = scenarios_for(study, {c: cols[c][sl] for c in names}, ids[sl])
-            metrics, samples, valid = run_chunk(study, items, size, sharding)
-            if samples is not None:
-                traj = tables.trajectory_table(samples, valid, ids=ids[sl])
-                tables.write_table(traj, out / "trajectories" / f"chunk={k:05d}" / "part-0.parquet")
-            table = tables.scenarios_table(ids[sl], {c: cols[c][sl] for c in names}, metrics,
-                                           study.n_vehicles, study.outputs.metrics)
-            tables.write_table(table, chunk_path(out, k), tables.provenance({**meta, "jaxmedusa.chunk": str(k)}))
-            done_rows += sl.stop - sl.start
-            bar.update(task, advance=sl.stop - sl.start)
-    wall = time.perf_counter() - start
+    done_rows, finished = 0, []
+    try:
+        with progress_bar(progress, len(todo)) as bar:
+            task = bar.add_task(study.name, total=sum(plan.rows(k).stop - plan.rows(k).start for k in todo))
+            for k in todo:
+                rows = plan.rows(k).stop - plan.rows(k).start
 
-    complete = all(chunk_path(out, k).exists() for k in range(n_chunks))
-    counts = {}
-    if complete:
-        table = finalize(out)
-        counts = status_counts(table)
-    return SweepSummary(out=out, n_samples=n, chunk_size=size, n_chunks=n_chunks, chunks_run=todo,
-                        chunks_skipped=skipped, complete=complete, wall_time=wall, scenarios_run=done_rows,
-                        status_counts=counts)
+                def moved(frac, base=done_rows, rows=rows):
+                    bar.update(task, completed=base + frac * rows)
 
-
+                done_rows += write_chunk(study, out, plan, k, sharding, moved if progress else None)
+                finished.append(k)
+                bar.update(task, completed=done_rows)
+    except KeyboardInterrupt:
+        wall = time.perf_counter() - start
+        summary = SweepSummary(out=out, n_samples=plan.n, chunk_size=plan.size, n_chunks=plan.n_chunks,
+                               chunks_run=finished, chunks_skipped=kept, complete=False, wall_time=wall,
+                               scenarios_run=done_rows)
+        raise SweepInterrupted(summary) from None
+    return summarize_out(out, plan, todo, kept, time.perf_counter() - start, done_rows)

@@ -22,7 +22,7 @@ from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.io.medusa_files import MedusaInputError
 
 __all__ = ["Study", "Parameter", "Distribution", "Target", "Sampler", "Outputs", "StudyError", "METRIC_GROUPS",
-           "FORMAT_VERSION", "check_contact"]
+           "FORMAT_VERSION", "check_contact", "ExplicitDesign"]
 
 StudyError = MedusaInputError  # study files fail with the same error class as scenario files
 
@@ -137,6 +137,28 @@ class Outputs:
     lane_width: float = 3.0
     spin_threshold_deg: float = 90.0
     episode_gap: float = 0.01
+    # forward-mode gradient columns d_<of>_d_<wrt> (study/gradients.py): scenario-table
+    # columns `of` (e.g. "v2_delta_v") and parameter names `wrt`
+    gradients_of: tuple[str, ...] = ()
+    gradients_wrt: tuple[str, ...] = ()
+    sensitivity: tuple[str, ...] = ()  # columns `jaxmedusa sensitivity` analyses (default: all that vary)
+
+
+@dataclass(frozen=True, eq=False)
+class ExplicitDesign:
+    """A design given as a matrix instead of the sampler's draws (e.g. a SALib Saltelli or
+    Morris design, analysis/sensitivity.py). label: what made it (part of the fingerprint);
+    columns: {parameter name: (N,) values}."""
+
+    label: str
+    columns: dict
+
+    def digest(self) -> str:
+        h = hashlib.sha256(self.label.encode())
+        for k in sorted(self.columns):
+            h.update(k.encode())
+            h.update(np.ascontiguousarray(self.columns[k], dtype=np.float64).tobytes())
+        return h.hexdigest()[:20]
 
 
 @dataclass
@@ -155,6 +177,7 @@ class Study:
     description: str = ""
     source: str = "<study>"
     text: str = ""
+    explicit: ExplicitDesign | None = None  # run this design instead of the sampler's (design.py)
 
     @property
     def n_vehicles(self) -> int:
@@ -177,6 +200,7 @@ class Study:
             "sampler": dataclasses.asdict(self.sampler),
             "parameters": {p.name: p.as_dict() for p in self.parameters},
             "outputs": dataclasses.asdict(self.outputs),
+            **({"design": {"label": self.explicit.label, "digest": self.explicit.digest()}} if self.explicit else {}),
         }
 
     def fingerprint(self, chunk_size: int) -> str:

@@ -83,6 +83,8 @@ def test_bad_input_exits_2(study):
 
 def test_a_failing_study_import_is_an_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "jaxmedusa_cli.study_commands", None)  # import fails
+    # `from jaxmedusa_cli import study_commands` reads the package attribute first: drop it
+    monkeypatch.delattr(importlib.import_module("jaxmedusa_cli"), "study_commands", raising=False)
     monkeypatch.delitem(sys.modules, "jaxmedusa_cli.app")
     with pytest.raises(ImportError):
         importlib.import_module("jaxmedusa_cli.app")

@@ -17,6 +17,7 @@ import pytest
 
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
+from jaxmedusa.core.pytree import replace as pytree_replace
 from jaxmedusa.core.scenario import DriverTable
 from jaxmedusa.solver.simulate import simulate
 from jaxmedusa.core.status import Status
@@ -29,7 +30,7 @@ NAN_AT = 0.02  # [s]
 
 def side_by_side(model, steer_after=0.0):
     """Two cars side by side 0.3 m apart at the same speed (never touching); vehicle 1's
-    steering becomes `steer_after` [deg] at NAN_AT."""
+    steering becomes `steer_after` [deg] at NAN_AT (the fixture puts a NaN there)."""
     sc = rear_end(model)
     a = replace(sc.vehicles[0], steering=DriverTable(times=(0.0, NAN_AT), values=(0.0, steer_after)))
     b = replace(sc.vehicles[1], x=0.0, y=model.contact_dims[1] + 0.3, speed=22.0,
@@ -41,10 +42,14 @@ def side_by_side(model, steer_after=0.0):
 def runs(models):
     m = models[0]
     healthy = [rear_end(m), side_by_side(m), far_apart(m), side_by_side(m)]
-    failing = [rear_end(m), side_by_side(m, steer_after=math.nan), far_apart(m), side_by_side(m)]
     # same shapes (2 vehicles, driver tables of 2 knots): one compiled program for both
-    ref = simulate(*build_batch(healthy, dt=SETTINGS.dt), SETTINGS)
-    out = simulate(*build_batch(failing, dt=SETTINGS.dt), SETTINGS)
+    batch, state = build_batch(healthy, dt=SETTINGS.dt)
+    ref = simulate(batch, state, SETTINGS)
+    # the builder rejects a NaN driver table (bad input, issue 17), so the NaN is put into
+    # the built arrays: scenario 1, vehicle 1's steering from knot 2 (t = NAN_AT) on
+    steer = batch.driver.steer_values.at[1, 0, 1].set(math.nan)
+    failing = pytree_replace(batch, driver=pytree_replace(batch.driver, steer_values=steer))
+    out = simulate(failing, state, SETTINGS)
     return ref, out
 
 

@@ -7,7 +7,9 @@ MEDUSA (report V, Sections 1.4-1.5, contact.c) defines, for two overlapping vehi
   phi1 = (T2 - T1) . n1                                                   # eq. (1.39)
 and reports contact when phi1 <= 0. contact.c finds T1, T2 with alternating BFGS searches
 and a perturbation search (pert()); here a fixed-iteration, branchless, warm-started
-Levenberg-Marquardt/Newton search does it (see `pair_geometry`).
+Levenberg-Marquardt/Newton search does it (see `pair_geometry`). Its derivatives (forward
+and reverse mode) are those of the optimality conditions at the answer, by the implicit
+function theorem (`implicit_solver`), not those of the iterations.
 
 Shapes (contact.shapes.SHAPES, a `contact.types.Shape` each) differ only in their gauge
 function G of the unit shape (1 on the surface, G(t y) = t G(y)), the scale of the surface
@@ -37,7 +39,7 @@ from jaxmedusa.core.safe_math import normalize as _normalize
 from jaxmedusa.core.safe_math import safe_norm as _norm
 from jaxmedusa.core.safe_math import safe_sqrt as _ssqrt
 
-__all__ = ["pair_geometry", "cold_warm", "WARM_SIZE", "DEFAULT_ITERS", "BROAD_PHASES"]
+__all__ = ["pair_geometry", "cold_warm", "implicit_solver", "WARM_SIZE", "DEFAULT_ITERS", "BROAD_PHASES"]
 
 BROAD_PHASES = ("medusa", "enclosing")
 
@@ -145,6 +147,58 @@ def _solve_one(c, M, w_cold, w_warm, g, iters):
     return w, fw, mu
 
 
+def _optimality(z, c, M, gauge, eps):
+    """Residual of the optimality (KKT) conditions of min h(y) = G(c + M y) on {G(y) = 1}:
+    [grad h(y) - lam grad G(y); G(y) - 1] at z = (y, lam), (4,)."""
+    y, lam = z[:3], z[3]
+    g = lambda u: gauge(u, eps)  # noqa: E731
+    gh = jax.grad(lambda u: g(c + M @ u))(y)
+    return jnp.concatenate([gh - lam * jax.grad(g)(y), (g(y) - 1.0)[None]])
+
+
+def implicit_solver(gauge, iters):
+    """`_solve_one` with derivatives by the implicit function theorem (a jax.custom_jvp).
+
+    The primal is the fixed-iteration search's answer. Its tangent is NOT the derivative of
+    the iterations (that one depends on which iterations were accepted: once the search has
+    converged, every step is rejected and the tangent is frozen at whatever the warm start
+    carried from earlier steps); it is the derivative of the solution of the optimality
+    conditions R(y, lam; c, M, eps) = 0 (`_optimality`): dz = -(dR/dz)^-1 (dR/dtheta) dtheta,
+    one 4x4 solve per problem. A singular system (a non-strict minimum, e.g. parallel flat
+    faces) gives a zero tangent instead of NaN.
+
+    gauge(y, eps) -> G(y); eps: a tuple of traced squareness exponents, or () when they are
+    static (closed into gauge). Returns solve(c, M, w_cold, w_warm, eps) ->
+    (y, h(y), mu) like _solve_one; mu (the search's damping) has no derivative.
+    """
+
+    @jax.custom_jvp
+    def solve(c, M, w_cold, w_warm, eps):
+        return _solve_one(c, M, w_cold, w_warm, lambda u: gauge(u, eps), iters)
+
+    @solve.defjvp
+    def solve_jvp(primals, tangents):
+        c, M, w_cold, w_warm, eps = primals
+        dc, dM, _, _, deps = tangents
+        y, fy, mu = solve(c, M, w_cold, w_warm, eps)
+        g = lambda u: gauge(u, eps)  # noqa: E731
+        gg = jax.grad(g)(y)
+        gh = jax.grad(lambda u: g(c + M @ u))(y)
+        lam = jnp.dot(gh, gg) / jnp.maximum(jnp.dot(gg, gg), TINY)  # the multiplier at the minimum
+        z = jnp.concatenate([y, lam[None]])
+        J = jax.jacfwd(_optimality)(z, c, M, gauge, eps)
+        _, rhs = jax.jvp(lambda c_, M_, e_: _optimality(z, c_, M_, gauge, e_), (c, M, eps), (dc, dM, deps))
+        # the check is on the primal J only, so the rule stays linear in the tangents (reverse mode)
+        det = jnp.linalg.det(J)
+        ok = jnp.isfinite(det) & (jnp.abs(det) > 1e-12 * jnp.maximum(jnp.max(jnp.abs(J)), TINY) ** 4)
+        dz = jnp.where(ok, jnp.linalg.solve(jnp.where(ok, J, jnp.eye(4, dtype=J.dtype)), -rhs), 0.0)
+        dy = dz[:3]
+        _, dfy = jax.jvp(lambda u, c_, M_, e_: gauge(c_ + M_ @ u, e_), (y, c, M, eps), (dy, dc, dM, deps))
+        return (y, fy, mu), (dy, dfy, jnp.zeros_like(mu))
+
+    return solve
+
+
 # ----------------------------------------------------------------------------- public API
 
 
@@ -190,10 +244,15 @@ def pair_geometry(
     r1, F1, axes1, r2, F2, axes2, warm = (
         jnp.asarray(x, dtype) for x in (r1, F1, axes1, r2, F2, axes2, warm)
     )
-    if not (is_static(eps1) and is_static(eps2)):
+    if is_static(eps1) and is_static(eps2):  # static exponents: closed into the gauge (integer powers)
+        eps = ()
+        gauge_eps = lambda y, e: shape.gauge(y, eps1, eps2)  # noqa: E731
+    else:
         eps1 = jnp.asarray(eps1, dtype)
         eps2 = jnp.asarray(eps2, dtype)
-    g = lambda y: shape.gauge(y, eps1, eps2)  # noqa: E731
+        eps = (eps1, eps2)
+        gauge_eps = lambda y, e: shape.gauge(y, e[0], e[1])  # noqa: E731
+    g = lambda y: gauge_eps(y, eps)  # noqa: E731
 
     b1 = body(shape.ellipsoid_scale, F1, axes1, frame)
     b2 = body(shape.ellipsoid_scale, F2, axes2, frame)
@@ -210,8 +269,9 @@ def pair_geometry(
     M = jnp.stack([b2.A @ b1.B, b1.A @ b2.B])
     w_cold = jnp.stack([b1.A @ (r2 - r1), b2.A @ (r1 - r2)])
     w_warm = jnp.stack([warm[0:3], warm[3:6]])
-    solve = lambda *a: _solve_one(*a, g, iters)  # noqa: E731
-    y, hval, mu = jax.vmap(solve)(c, M, w_cold, w_warm)
+    # derivatives of the contact points by the implicit function theorem (implicit_solver)
+    solver = implicit_solver(gauge_eps, iters)
+    y, hval, mu = jax.vmap(lambda *a: solver(*a, eps))(c, M, w_cold, w_warm)
     y1, y2 = y[0], y[1]
     T1 = r1 + b1.B @ y1
     T2 = r2 + b2.B @ y2

@@ -1,0 +1,72 @@
+"""The state of every vehicle at given times, captured inside the run (an in-run tracker).
+
+`ObservationTracker(times)` keeps the last accepted state and, on the accepted step that
+crosses an observation time T (t_prev <= T < t_new), stores r and the directors F at T by
+cubic Hermite interpolation with their rates v and W (exact to O(h^4) for smooth motion,
+h = the step, 5e-5 s by default), and v linearly. The steps are MEDUSA's own (adaptive),
+so T need not lie on any grid, and no samples are stored: the fit runs one while loop
+(solver.simulate.finish) where the sampled run compiles two (per save slot, and to finish).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+__all__ = ["ObservationTracker", "Observed", "hermite"]
+
+
+class Observed(NamedTuple):
+    """Tracker metrics of one scenario. prev_*: the last accepted state; r, F, v: the states
+    at the observation times, [T, V, ...] (zeros until the time is crossed)."""
+
+    prev_t: jnp.ndarray  # ()
+    prev_r: jnp.ndarray  # (V, 3)
+    prev_F: jnp.ndarray  # (V, 3, 3)
+    prev_v: jnp.ndarray  # (V, 3)
+    prev_W: jnp.ndarray  # (V, 3, 3)
+    r: jnp.ndarray  # (T, V, 3) [m]
+    F: jnp.ndarray  # (T, V, 3, 3) directors as columns
+    v: jnp.ndarray  # (T, V, 3) [m/s]
+    seen: jnp.ndarray  # (T,) bool: the time was crossed
+
+
+def hermite(s, h, x0, dx0, x1, dx1):
+    """Cubic Hermite interpolation at fraction s of an interval of length h between x0 and
+    x1 with rates dx0 and dx1 (s broadcasts against the values' leading axes)."""
+    h00, h10 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s
+    h01, h11 = -2 * s**3 + 3 * s**2, s**3 - s**2
+    return h00 * x0 + h10 * h * dx0 + h01 * x1 + h11 * h * dx1
+
+
+@dataclass(frozen=True)
+class ObservationTracker:
+    """In-run tracker (solver/trackers.py) of the vehicles' states at `times` [s]."""
+
+    times: tuple[float, ...]
+
+    def init(self, batch_item, state) -> Observed:
+        vs = state.vehicles
+        n_t = len(self.times)
+        return Observed(prev_t=state.clock.t, prev_r=vs.r, prev_F=vs.F, prev_v=vs.v, prev_W=vs.W,
+                        r=jnp.zeros((n_t,) + vs.r.shape, vs.r.dtype), F=jnp.zeros((n_t,) + vs.F.shape, vs.F.dtype),
+                        v=jnp.zeros((n_t,) + vs.v.shape, vs.v.dtype), seen=jnp.zeros((n_t,), bool))
+
+    def update(self, m: Observed, batch_item, state, info) -> Observed:
+        vs, t1 = state.vehicles, state.clock.t
+        T = jnp.asarray(self.times)
+        moved = info.accepted & (t1 > m.prev_t)
+        cross = moved & (m.prev_t <= T) & (T < t1)  # (T,)
+        h = jnp.where(moved, t1 - m.prev_t, 1.0)  # no division by zero on rejected steps
+        s = jnp.clip((T - m.prev_t) / h, 0.0, 1.0)
+        s3, s4 = s[:, None, None], s[:, None, None, None]
+        r = hermite(s3, h, m.prev_r, m.prev_v, vs.r, vs.v)
+        F = hermite(s4, h, m.prev_F, m.prev_W, vs.F, vs.W)
+        v = (1 - s3) * m.prev_v + s3 * vs.v
+        c3, c4 = cross[:, None, None], cross[:, None, None, None]
+        keep = lambda new, old: jnp.where(moved, new, old)  # noqa: E731
+        return Observed(prev_t=keep(t1, m.prev_t), prev_r=keep(vs.r, m.prev_r), prev_F=keep(vs.F, m.prev_F),
+                        prev_v=keep(vs.v, m.prev_v), prev_W=keep(vs.W, m.prev_W),
+                        r=jnp.where(c3, r, m.r), F=jnp.where(c4, F, m.F), v=jnp.where(c3, v, m.v),
+                        seen=m.seen | cross)

@@ -1,0 +1,204 @@
+"""The fit's residuals as a differentiable function of the unknowns.
+
+    problem = FitProblem(spec)            # spec: fit.spec.FitSpec
+    r = problem.residuals(x)              # x (n,) unknowns in path units -> r (m,), (model - data) / sigma
+
+The base scenario is built once (build.build_batch, batch of 1). An unknown then sets its
+path directly in the built arrays, inside JAX, so that the simulation's derivatives reach
+it: initial positions r (X, Y), the initial velocity SPEED (cos th, sin th, 0) and directors
+Q(th) F_eq (init.c `read_vehicles()`; th = ORIENTATION), driver-table knots (steering in
+rad, as build.table_arrays stores them) and the scenario's contact parameters.
+
+The states at the observation times are captured inside the run by
+fit.observe.ObservationTracker (cubic Hermite interpolation across the step that crosses
+each time). Heading is main.c's atan2(d12, d11); heading residuals are wrapped to
+(-180, 180] deg; speed is |(vx, vy)|. A run that fails (status not ok) gives residuals of
+FAILED_RESIDUAL: finite, so the solver sees a worse cost and shrinks its step instead of
+meeting NaN.
+
+Bounds are a smooth reparameterisation (not clipping): a bounded unknown is
+x = lo + (hi - lo) sigmoid(z), an unbounded one x = initial + spread z. The solver works in
+z, where every z is allowed and the scales of the unknowns are comparable.
+"""
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmedusa.build import build_batch
+from jaxmedusa.core.pytree import replace
+from jaxmedusa.core.safe_math import heading, safe_hypot
+from jaxmedusa.core.status import Status
+from jaxmedusa.fit.spec import FitSpec
+from jaxmedusa.physics import road as road_mod
+from jaxmedusa.fit.observe import ObservationTracker, Observed
+from jaxmedusa.solver.simulate import finish, init_metrics, simulate
+
+__all__ = ["FitProblem", "FAILED_RESIDUAL", "wrap_degrees"]
+
+# Residual of every observation when the run fails: far above any residual of a run that
+# stays within a few hundred standard deviations of the data, so a failing trial point
+# always loses against the current one.
+FAILED_RESIDUAL = 1e6
+
+
+def wrap_degrees(d):
+    """Angle differences [deg] wrapped to (-180, 180]: a heading of 359.9 deg observed as
+    -0.1 deg is a residual of 0. Smooth everywhere except at +-180 deg itself."""
+    return jnp.rad2deg(jnp.arctan2(jnp.sin(jnp.deg2rad(d)), jnp.cos(jnp.deg2rad(d))))
+
+
+class FitProblem:
+    """Residuals of a FitSpec (module docstring). Methods are pure JAX in x or z (vmap,
+    jit and forward-mode derivatives pass)."""
+
+    def __init__(self, spec: FitSpec):
+        self.spec = spec
+        s = spec.settings
+        self.batch, self.state0 = build_batch([spec.base], dt=s.dt, contact=spec.contact, tire=spec.tire or None)
+        veh = spec.base.vehicles
+        self._ic = {
+            "x": np.array([v.x for v in veh], float), "y": np.array([v.y for v in veh], float),
+            "speed": np.array([v.speed for v in veh], float),
+            "orientation": np.array([v.orientation for v in veh], float),  # [deg]
+        }
+        self._knots = {name: [len(getattr(v, name).times) for v in veh] for name in ("steering", "tire_speed")}
+        u = spec.unknowns
+        self.lower = np.array([x.lower for x in u])
+        self.upper = np.array([x.upper for x in u])
+        self.initial = np.array([x.initial for x in u])
+        self.spread = np.array([x.spread for x in u])
+        self.bounded = np.array([x.bounds is not None for x in u])
+        rows = [(o.index, o.vehicle, o.time, q, v, sg) for o in spec.observations for q, v, sg in o.values]
+        self.rows = rows  # one per residual: (observation, vehicle 0-based, time, quantity, value, sigma)
+        self._value = np.array([r[4] for r in rows])
+        self._sigma = np.array([r[5] for r in rows])
+        self._is_heading = np.array([r[3] == "heading_deg" for r in rows])
+        self.times = sorted({o.time for o in spec.observations})
+        self.tracker = ObservationTracker(tuple(self.times))
+
+    @property
+    def n_unknowns(self) -> int:
+        return len(self.spec.unknowns)
+
+    # ------------------------------------------------------------------ reparameterisation
+
+    def to_x(self, z):
+        """Unknowns (n,) in path units from the solver's variables z (n,)."""
+        lo = jnp.where(self.bounded, self.lower, 0.0)
+        hi = jnp.where(self.bounded, self.upper, 1.0)
+        return jnp.where(self.bounded, lo + (hi - lo) * jax.nn.sigmoid(z), self.initial + self.spread * z)
+
+    def to_z(self, x):
+        """Inverse of to_x (numpy; x strictly inside its bounds)."""
+        x = np.asarray(x, float)
+        lo = np.where(self.bounded, self.lower, 0.0)
+        hi = np.where(self.bounded, self.upper, 1.0)
+        u = np.clip((x - lo) / (hi - lo), 1e-12, 1 - 1e-12)
+        return np.where(self.bounded, np.log(u) - np.log1p(-u), (x - self.initial) / self.spread)
+
+    # ------------------------------------------------------------------ the scenario of x
+
+    def apply(self, x):
+        """(Batch, initial SimState) of the base scenario with every unknown set to x (n,)."""
+        batch, state = self.batch, self.state0
+        ic = {k: jnp.asarray(v) for k, v in self._ic.items()}
+        touched_ic = False
+        driver = {f: getattr(batch.driver, f) for f in ("steer_times", "steer_values", "speed_times", "speed_values")}
+        contact = {}
+        for i, u in enumerate(self.spec.unknowns):
+            t, xi = u.target, x[i]
+            if t.kind == "vehicle":
+                ic[t.name] = ic[t.name].at[jnp.asarray(t.items)].set(xi)
+                touched_ic = True
+            elif t.kind == "driver":
+                prefix = "steer" if t.name == "steering" else "speed"
+                scale = math.pi / 180.0 if t.name == "steering" else 1.0  # steering tables hold rad
+                part = "times" if t.part == "times" else "values"
+                value = xi if part == "times" else xi * scale
+                arr = driver[f"{prefix}_{part}"]
+                for k in t.items:
+                    if t.part == "all":
+                        arr = arr.at[0, k, :].set(value)
+                    else:
+                        j, last = t.index[0], self._knots[t.name][k] - 1
+                        # the padding repeats the last knot: setting the last knot sets the padding
+                        arr = arr.at[0, k, j:].set(value) if j == last else arr.at[0, k, j].set(value)
+                driver[f"{prefix}_{part}"] = arr
+            elif t.kind == "contact":
+                contact[t.name] = jnp.reshape(xi, (1,))
+            else:  # spec.py admits only the kinds above
+                raise ValueError(f"unknown {u.name}: path {u.path} cannot be fitted")
+        batch = replace(batch, driver=replace(batch.driver, **driver))
+        if contact:
+            batch = replace(batch, contact=replace(batch.contact, **contact))
+        if touched_ic:
+            state = self._initial_conditions(batch, state, ic)
+        return batch, state
+
+    def _initial_conditions(self, batch, state, ic):
+        """r, F, v of t = 0 from X, Y, SPEED, ORIENTATION [deg] (init.c read_vehicles())."""
+        vs = state.vehicles
+        th = jnp.deg2rad(ic["orientation"])
+        dth = th - jnp.deg2rad(jnp.asarray(self._ic["orientation"]))
+        c, s = jnp.cos(dth), jnp.sin(dth)
+        z, o = jnp.zeros_like(c), jnp.ones_like(c)
+        Q = jnp.stack([jnp.stack([c, -s, z], -1), jnp.stack([s, c, z], -1), jnp.stack([z, z, o], -1)], -2)  # [V,3,3]
+        F = jnp.einsum("vij,vjk->vik", Q, vs.F[0])[None]  # F0 = Q(th) F_eq = Q(dth) Q(th_base) F_eq
+        r = vs.r.at[0, :, 0].set(ic["x"]).at[0, :, 1].set(ic["y"])
+        v = jnp.stack([ic["speed"] * jnp.cos(th), ic["speed"] * jnp.sin(th), jnp.zeros_like(th)], -1)[None]
+        new = replace(vs, r=r, F=F, v=v)
+        if batch.road is not None:  # the initial tracking point moves with X, Y
+            road1 = jax.tree.map(lambda a: a[0], batch.road)
+            seg, sp = jax.vmap(lambda rr: road_mod.initial_tracking(road1, rr))(r[0])
+            new = replace(new, road_seg=seg[None].astype(vs.road_seg.dtype), road_s=sp[None])
+        return replace(state, vehicles=new)
+
+    # ------------------------------------------------------------------ predictions
+
+    def run(self, x, record: bool = True):
+        """simulate() of the scenario of x, with samples every save_every (SimResult with
+        leaves [1, ...]): for the fitted run's trajectory table."""
+        batch, state = self.apply(x)
+        return simulate(batch, state, self.spec.settings, record=record)
+
+    def observe(self, x) -> Observed:
+        """The vehicles' states at the observation times (fit/observe.py), leaves [1, ...],
+        and the final state: one while loop, no samples."""
+        batch, state = self.apply(x)
+        metrics = init_metrics(batch, state, self.tracker)
+        final, obs = finish(batch, state, metrics, self.spec.settings, self.tracker)
+        return obs, final
+
+    def predict(self, x):
+        """(model values (m,) in the observations' units, status of the run ())."""
+        obs, final = self.observe(x)
+        out = []
+        for (_, k, T, q, _, _) in self.rows:
+            i = self.times.index(T)
+            if q == "x":
+                out.append(obs.r[0, i, k, 0])
+            elif q == "y":
+                out.append(obs.r[0, i, k, 1])
+            elif q == "heading_deg":
+                out.append(jnp.rad2deg(heading(obs.F[0, i, k])))
+            else:
+                out.append(safe_hypot(obs.v[0, i, k, 0], obs.v[0, i, k, 1]))
+        ok = (final.clock.status[0] == Status.OK) & jnp.all(obs.seen[0])
+        return jnp.stack(out), ok
+
+    def residuals(self, x):
+        """(model - observed) / sigma, (m,); heading differences wrapped to (-180, 180] deg.
+        A failed run (status not ok) gives FAILED_RESIDUAL everywhere (module docstring)."""
+        pred, ok = self.predict(x)
+        d = pred - self._value
+        d = jnp.where(self._is_heading, wrap_degrees(d), d)
+        return jnp.where(ok, d / self._sigma, FAILED_RESIDUAL)
+
+    def residuals_z(self, z, args=None):
+        """residuals(to_x(z)): the solver's function (optimistix signature fn(y, args))."""
+        return self.residuals(self.to_x(z))
+

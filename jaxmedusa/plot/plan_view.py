@@ -1,0 +1,200 @@
+"""Plan view of a run: vehicle outlines from the directors, centre paths, contacts, road.
+
+    fig = plan_view_figure(load_run("results/offset"))
+
+Outline of a vehicle at one instant: the horizontal section X3 = 0 of its contact shape
+(contact.py, frame "affine"), x = r + F diag(a) y with a the contact semi-axes [m] and y on
+the unit section: the superellipse |y1|^(2/eps2) + |y2|^(2/eps2) = 1 (eq. 1.45; eps2 = 1
+gives the ellipse of the "ellipsoid" kind; the "box" kind draws the box's rectangle),
+projected on the E1-E2 plane. Drawn every `every` seconds, fading from light (start) to
+opaque (end). Contact episodes (contact_events.parquet) are marked at their contact point
+with vehicle a's outward normal n1 as an arrow. With a road (road.dat points in the table's
+metadata) the spline centreline and lane lines every LANE_WIDTH are drawn.
+"""
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Polygon
+
+from jaxmedusa.physics.road import spline_coefficients
+from jaxmedusa.plot.run_data import RunData, directors
+
+OUTLINE_EVERY = 0.1  # [s] between drawn outlines
+OUTLINE_POINTS = 72  # vertices per outline
+ALPHA_FIRST, ALPHA_LAST = 0.12, 0.9  # outline opacity at the first and the last drawn instant
+LANE_WIDTH = 3.0  # [m], MEDUSA common.h LANEWIDTH (outcomes.LANE_WIDTH)
+NORMAL_LENGTH = 1.0  # [m], drawn length of a contact normal
+COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
+          "tab:olive", "tab:cyan", "tab:gray")
+
+
+def vehicle_color(number: int) -> str:
+    return COLORS[(number - 1) % len(COLORS)]
+
+
+def unit_section(shape: dict, n: int = OUTLINE_POINTS) -> np.ndarray:
+    """(n, 3) points y of the unit shape's section y3 = 0, counter-clockwise."""
+    theta = np.linspace(0.0, 2.0 * np.pi, n, endpoint=False)
+    c, s = np.cos(theta), np.sin(theta)
+    kind = shape.get("kind", "superellipsoid")
+    if kind == "box":
+        # a square, vertices spread over its four sides (the rectangle after scaling)
+        m = np.maximum(np.abs(c), np.abs(s))
+        y1, y2 = c / m, s / m
+    else:
+        e = 1.0 if kind == "ellipsoid" else float(shape.get("eps2", 0.4))
+        y1, y2 = np.sign(c) * np.abs(c) ** e, np.sign(s) * np.abs(s) ** e  # |y1|^(2/e) + |y2|^(2/e) = 1
+    return np.stack([y1, y2, np.zeros(n)], axis=1)
+
+
+def outlines(r: np.ndarray, F: np.ndarray, semi_axes, shape: dict, n: int = OUTLINE_POINTS) -> np.ndarray:
+    """(N, n, 2) plan outlines for positions r (N, 3) [m] and directors F (N, 3, 3)."""
+    y = unit_section(shape, n) * np.asarray(semi_axes, float)[None, :]  # (n, 3) material points [m]
+    x = r[:, None, :] + np.einsum("nij,kj->nki", F, y)
+    return x[..., :2]
+
+
+def outline_times(times: np.ndarray, every: float = OUTLINE_EVERY) -> np.ndarray:
+    """Indices of the samples on the `every` grid (1e-6 s: the save grid is exact) and the last."""
+    on = np.abs(times / every - np.round(times / every)) * every < 1e-6
+    idx = np.flatnonzero(on)
+    if len(times) and (not len(idx) or idx[-1] != len(times) - 1):
+        idx = np.append(idx, len(times) - 1)
+    return idx
+
+
+def road_lines(road: np.ndarray, lateral_max: float, n_per_segment: int = 40):
+    """Centreline (M, 2) and lane lines [(M, 2), ...] of a road.dat spline (user segments),
+    lanes of LANE_WIDTH on both sides out to `lateral_max` [m]."""
+    f = spline_coefficients(np.asarray(road, float))
+    coef, s_lo, s_hi = f["coef"], f["s_lo"], f["s_hi"]
+    pts, tans = [], []
+    for k in range(1, coef.shape[0] - 1):  # segments 2..NS-1 join user point 1 to user point n
+        s = np.linspace(s_lo[k], s_hi[k], n_per_segment)[:, None]
+        c = coef[k]
+        pts.append(c[0] + c[1] * s + c[2] * s ** 2 + c[3] * s ** 3)
+        tans.append(c[1] + 2.0 * c[2] * s + 3.0 * c[3] * s ** 2)
+    p, t = np.concatenate(pts)[:, :2], np.concatenate(tans)[:, :2]
+    normal = np.stack([-t[:, 1], t[:, 0]], axis=1) / np.linalg.norm(t, axis=1, keepdims=True)
+    n_lanes = int(np.clip(np.ceil((lateral_max - 0.5 * LANE_WIDTH) / LANE_WIDTH), 0, 4))
+    offsets = [sgn * (0.5 + k) * LANE_WIDTH for k in range(n_lanes + 1) for sgn in (1.0, -1.0)]
+    return p, [p + o * normal for o in offsets]
+
+
+def _lateral_max(centre: np.ndarray, xy: np.ndarray) -> float:
+    """Largest distance [m] of the points xy (N, 2) from the polyline's nearest vertex."""
+    d = np.linalg.norm(xy[:, None, :] - centre[None, ::4, :], axis=-1)
+    return float(d.min(axis=1).max()) if len(xy) else 0.0
+
+
+def frame_velocity(run: RunData) -> np.ndarray:
+    """(2,) [m/s] the mean initial horizontal velocity of the vehicles: the moving view's frame."""
+    t0 = run.trajectory[run.trajectory["time"] == run.trajectory["time"].min()]
+    return t0[["vx", "vy"]].to_numpy().mean(axis=0)
+
+
+def draw_plan(ax, run: RunData, t_max: float | None = None, every: float = OUTLINE_EVERY,
+              fade: bool = True, limits=None, moving: np.ndarray | None = None) -> dict:
+    """Draw the plan view of `run` up to time t_max (None: the whole run) on `ax`.
+
+    `moving` (2,) [m/s]: draw in a frame moving at this velocity (positions x - u t), so
+    that the vehicles' relative motion shows; None: the ground frame.
+
+    Outline polygons carry gid "outline-<n>" (vehicle n), paths "path-<n>", contact
+    markers "contact", normals "normal", road lines "road". Returns counts per kind."""
+    counts = {"outlines": 0, "contacts": 0}
+    t_end = float(run.trajectory["time"].max())
+    t_max = t_end if t_max is None else t_max
+    all_xy = []
+    u = np.zeros(2) if moving is None else np.asarray(moving, float)
+
+    def shift(xy, t):  # ground -> moving frame; xy (..., 2), t broadcast against xy[..., 0]
+        return xy - np.asarray(t)[..., None] * u
+
+    if run.road is not None and moving is None:
+        centre_probe, _ = road_lines(run.road, 0.0)
+        lat = _lateral_max(centre_probe, run.trajectory[["x", "y"]].to_numpy())
+        centre, lanes = road_lines(run.road, lat)
+        ax.plot(centre[:, 0], centre[:, 1], color="0.55", lw=0.8, ls="-.", gid="road", zorder=0)
+        for lane in lanes:
+            ax.plot(lane[:, 0], lane[:, 1], color="0.35", lw=1.0, gid="road", zorder=0)
+    for veh in run.vehicles:
+        n = veh["number"]
+        rows = run.vehicle(n)
+        rows = rows[rows["time"] <= t_max + 1e-9]
+        if rows.empty:
+            continue
+        color = vehicle_color(n)
+        times = rows["time"].to_numpy()
+        r = rows[["x", "y", "z"]].to_numpy().copy()
+        r[:, :2] = shift(r[:, :2], times)
+        ax.plot(r[:, 0], r[:, 1], color=color, lw=1.0, gid=f"path-{n}", label=veh.get("name", f"vehicle {n}"))
+        idx = outline_times(times, every) if fade else np.array([len(times) - 1])
+        shapes = outlines(rows[["x", "y", "z"]].to_numpy()[idx], directors(rows.iloc[idx]), veh["contact_semi_axes"],
+                          run.shape)
+        shapes = shift(shapes, times[idx][:, None])
+        for k, poly in zip(idx, shapes):
+            w = times[k] / t_end if t_end > 0 else 1.0
+            alpha = ALPHA_FIRST + (ALPHA_LAST - ALPHA_FIRST) * w if fade else ALPHA_LAST
+            ax.add_patch(Polygon(poly, closed=True, fill=False, edgecolor=color, lw=0.8, alpha=alpha,
+                                 gid=f"outline-{n}"))
+            counts["outlines"] += 1
+        all_xy.append(shapes.reshape(-1, 2))
+        all_xy.append(r[:, :2])
+    ev = run.events
+    if ev is not None and "point_x" in ev.columns and len(ev):
+        ev = ev[ev["start"] <= t_max + 1e-9].copy()
+        if len(ev):
+            ev[["point_x", "point_y"]] = shift(ev[["point_x", "point_y"]].to_numpy(), ev["geometry_time"].to_numpy())
+            ax.plot(ev["point_x"], ev["point_y"], ls="none", marker="x", ms=7, mew=1.6, color="k",
+                    gid="contact", label="contact (episode start)", zorder=5)
+            ax.quiver(ev["point_x"], ev["point_y"], NORMAL_LENGTH * ev["normal_x"], NORMAL_LENGTH * ev["normal_y"],
+                      angles="xy", scale_units="xy", scale=1.0, color="k", width=0.004, gid="normal", zorder=5)
+            counts["contacts"] = len(ev)
+            # both vehicles' outlines at the first contact, drawn bold
+            first = ev.sort_values("start").iloc[0]
+            for n in (int(first["vehicle_a"]), int(first["vehicle_b"])):
+                rows = run.vehicle(n)
+                k = int(np.abs(rows["time"].to_numpy() - first["geometry_time"]).argmin())
+                veh = next(v for v in run.vehicles if v["number"] == n)
+                poly = outlines(rows[["x", "y", "z"]].to_numpy()[k:k + 1], directors(rows.iloc[k:k + 1]),
+                                veh["contact_semi_axes"], run.shape)[0]
+                poly = shift(poly, first["geometry_time"])
+                ax.add_patch(Polygon(poly, closed=True, fill=False, edgecolor=vehicle_color(n), lw=2.0,
+                                     gid="contact-outline", zorder=4))
+    if limits is None and all_xy:
+        xy = np.concatenate(all_xy)
+        pad = 2.0
+        limits = (xy[:, 0].min() - pad, xy[:, 0].max() + pad, xy[:, 1].min() - pad, xy[:, 1].max() + pad)
+    if limits is not None:
+        ax.set_xlim(limits[0], limits[1])
+        ax.set_ylim(limits[2], limits[3])
+    ax.set_aspect("equal", adjustable="box")
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    return counts
+
+
+def plan_view_figure(run: RunData, every: float = OUTLINE_EVERY, moving: bool = False) -> Figure:
+    """A figure with the plan view of the whole run (one axes); `moving`: in the frame
+    moving at the vehicles' mean initial velocity (frame_velocity), which shows relative
+    motion (platoon collisions), the ground frame otherwise."""
+    u = frame_velocity(run) if moving else None
+    probe = Figure()
+    draw_plan(probe.add_subplot(), run, every=every, moving=u)  # for the data extent
+    (x0, x1), (y0, y1) = probe.axes[0].get_xlim(), probe.axes[0].get_ylim()
+    width = 11.0
+    height = float(np.clip(width * (y1 - y0) / max(x1 - x0, 1e-9), 1.6, 9.0)) + 1.5  # equal scales + labels
+    fig = Figure(figsize=(width, height), layout="constrained")
+    ax = fig.add_subplot()
+    counts = draw_plan(ax, run, every=every, moving=u)
+    if moving:
+        ax.set_xlabel(f"x - ({u[0]:.3g} m/s) t [m]")
+        ax.set_ylabel(f"y - ({u[1]:.3g} m/s) t [m]" if abs(u[1]) > 1e-9 else "y [m]")
+    t_end = float(run.trajectory["time"].max())
+    ax.set_title(f"{run.name}: plan view{' in the moving frame' if moving else ''}, 0-{t_end:g} s, outlines every {every:g} s (light = early)"
+                 + (f"; x: {counts['contacts']} contact episode(s), arrows: normals, bold: first contact"
+                    if counts["contacts"] else ""), fontsize="medium")
+    ax.legend(loc="best", fontsize="small", framealpha=0.85, ncol=min(len(run.vehicles) + 1, 6))
+    return fig

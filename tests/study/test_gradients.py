@@ -1,0 +1,103 @@
+"""Gradient columns of a sweep (study/gradients.py) against central differences of the same
+simulator, and DGSM from those exact derivatives against SALib's finite-difference DGSM.
+
+One run does it all: the design holds base points, their +-h neighbours and SALib's
+finite-difference points, and the study asks for gradient columns, so the chunk's single
+forward-mode call returns derivatives and values at every row (one compilation)."""
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from SALib.analyze import dgsm as salib_dgsm
+from SALib.sample import finite_diff
+
+from jaxmedusa.analysis.sensitivity import dgsm_from_gradients
+from jaxmedusa.study import load_study, run_study
+from jaxmedusa.study.spec import ExplicitDesign, StudyError
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+OF = ["v2_delta_v", "v2_final_y", "v2_final_speed", "v1_final_y"]
+WRT = ["lateral_offset", "speed_difference"]
+H = {"lateral_offset": 1e-4, "speed_difference": 1e-4}  # [m], [m/s]: FD steps (see the tolerance)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    study = load_study(DATA / "sens_offset.toml")
+    rng = np.random.default_rng(7)
+    base = np.column_stack([rng.uniform(0.25, 0.85, 4), rng.uniform(2.2, 3.8, 4)])  # random interior points
+    rows = [base]
+    for j, k in enumerate(WRT):  # +-h neighbours of each base point
+        for s in (1, -1):
+            x = base.copy()
+            x[:, j] += s * H[k]
+            rows.append(x)
+    problem = {"num_vars": 2, "names": WRT, "bounds": [[0.2, 0.9], [2.0, 4.0]]}
+    fd_x = finite_diff.sample(problem, 8, delta=1e-4, seed=3)  # SALib: 8 base points + one step per input
+    # contact onset: the 0.3 m gap closes at 1 m/s in 0.3 s, the end of the run
+    onset = np.array([[0.5, 1.0], [0.5, 1.0 + 1e-3], [0.5, 1.0 - 1e-3]])
+    x = np.vstack(rows + [fd_x, onset])
+    design = ExplicitDesign("test", {k: x[:, j] for j, k in enumerate(WRT)})
+    st = dataclasses.replace(study, explicit=design)
+    out = tmp_path_factory.mktemp("grad")
+    run_study(st, out=out, progress=False)
+    return pq.read_table(out / "scenarios.parquet").to_pandas(), len(base), fd_x, problem
+
+
+def test_gradient_columns_match_central_differences(run):
+    t, n, _, _ = run
+    assert (t["status_name"] == "ok").all()
+    for of in OF:
+        for j, w in enumerate(WRT):
+            col = f"d_{of}_d_{w}"
+            g = t[col].to_numpy()[:n]
+            plus = t[of].to_numpy()[n * (1 + 2 * j): n * (2 + 2 * j)]
+            minus = t[of].to_numpy()[n * (2 + 2 * j): n * (3 + 2 * j)]
+            fd = (plus - minus) / (2 * H[w])
+            # 1 %: the issue's bar; central differences with h = 1e-4 have truncation
+            # ~h^2 f''' (tiny) and round-off ~1e-15 |f| / h ~ 1e-10 (values <= 25)
+            assert np.all(np.abs(g - fd) <= 0.01 * np.abs(fd) + 1e-6), (col, g, fd)
+            print(f"{col}: max |forward - FD| / |FD| = {np.max(np.abs(g - fd) / np.maximum(np.abs(fd), 1e-12)):.2e}")
+    assert t["d_v2_delta_v_d_speed_difference"].iloc[:n].abs().min() > 0.1  # real dependences, not zeros
+
+
+def test_dgsm_from_forward_mode_matches_salib_finite_differences(run):
+    t, n, fd_x, problem = run
+    start = 5 * n
+    rows = t.iloc[start:start + len(fd_x)]
+    np.testing.assert_allclose(rows[WRT].to_numpy(), fd_x)
+    base = rows.iloc[::3]  # SALib's layout: a base point, then one step per input
+    for of in ("v2_delta_v", "v2_final_y"):
+        s = salib_dgsm.analyze(problem, fd_x, rows[of].to_numpy(), seed=1)
+        d = base[[f"d_{of}_d_{w}" for w in WRT]].to_numpy()
+        nu, _, dg, _ = dgsm_from_gradients(base[of].to_numpy(), d, problem["bounds"])
+        # same base points; SALib's one-sided step of 1e-4 of the range biases nu by
+        # ~2 h f''/f' ~ 1e-3 relative: 1 % covers it
+        np.testing.assert_allclose(nu, s["vi"], rtol=0.01)
+        np.testing.assert_allclose(dg, s["dgsm"], rtol=0.01)
+        assert np.all(np.isfinite(dg)) and dg.max() > 0
+
+
+def test_unknown_gradient_names_fail_naming_the_key_and_valid_names(tmp_path):
+    text = (DATA / "sens_offset.toml").read_text().replace(str(Path("../../studies")), str(DATA.parent.parent / "studies"))
+    bad_of = text.replace('of = ["v2_delta_v",', 'of = ["v2_delta_vee",')
+    p = tmp_path / "s.toml"
+    p.write_text(bad_of)
+    with pytest.raises(StudyError, match=r"outputs\.gradients\.of.*'v2_delta_vee'.*valid: .*v2_delta_v"):
+        load_study(p)
+    p.write_text(text.replace('wrt = ["lateral_offset",', 'wrt = ["offset",'))
+    with pytest.raises(StudyError, match=r"outputs\.gradients\.wrt.*'offset'.*lateral_offset, speed_difference"):
+        load_study(p)
+
+
+def test_gradients_at_contact_onset_are_finite(run):
+    """At onset (contact starting at the run's last steps) the physical law's force starts
+    from zero penetration, so the fixed-step run is continuous there and its derivative is
+    finite; first_contact_time itself jumps (docs/sensitivity.md)."""
+    t, n, fd_x, _ = run
+    rows = t.iloc[5 * n + len(fd_x):]
+    assert len(rows) == 3
+    grads = rows[[c for c in t.columns if c.startswith("d_")]].to_numpy()
+    assert np.all(np.isfinite(grads))
