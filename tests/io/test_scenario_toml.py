@@ -190,6 +190,17 @@ def test_driver_table():
         driver_table({"times": [0, 1], "values": [1]})
 
 
+def test_barriers_and_crush_coefficients_are_read(tmp_path):
+    """[[barriers]] become BarrierSpecs in order; crush coefficients default (the values of
+    docs/crash-law.md) unless given."""
+    sc, _ = load_scenario(_toml(tmp_path, OFFSET_INLINE.replace("mass = 1573.0", "mass = 1573.0\ncrush_b_front = 6e5", 1)
+                                + WALL + BOX))
+    assert sc.barriers == [BarrierSpec("plane", (2.3, 0.0, 0.0), (-1.0, 0.0, 0.0)),
+                           BarrierSpec("box", (10.0, 3.0, 0.5), size=(20.0, 0.5, 1.0), yaw_deg=10.0)]
+    assert sc.models[0].crush_b_front == 6e5 and sc.models[1].crush_b_front == 550e3
+    assert (sc.models[0].crush_a_front, sc.models[0].crush_a_side) == (44e3, 20e3)
+
+
 @pytest.mark.parametrize(
     "edit, key, words",
     [
@@ -227,17 +238,6 @@ def test_driver_table():
          ["a number expected"]),
     ],
 )
-def test_barriers_and_crush_coefficients_are_read(tmp_path):
-    """[[barriers]] become BarrierSpecs in order; crush coefficients default (the values of
-    docs/crash-law.md) unless given."""
-    sc, _ = load_scenario(_toml(tmp_path, OFFSET_INLINE.replace("mass = 1573.0", "mass = 1573.0\ncrush_b_front = 6e5", 1)
-                                + WALL + BOX))
-    assert sc.barriers == [BarrierSpec("plane", (2.3, 0.0, 0.0), (-1.0, 0.0, 0.0)),
-                           BarrierSpec("box", (10.0, 3.0, 0.5), size=(20.0, 0.5, 1.0), yaw_deg=10.0)]
-    assert sc.models[0].crush_b_front == 6e5 and sc.models[1].crush_b_front == 550e3
-    assert (sc.models[0].crush_a_front, sc.models[0].crush_a_side) == (44e3, 20e3)
-
-
 def test_toml_errors(tmp_path, edit, key, words):
     p = _toml(tmp_path, edit(OFFSET_INLINE), "bad.toml")
     with pytest.raises(MedusaInputError) as e:
