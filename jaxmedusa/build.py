@@ -19,15 +19,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmedusa.core.params import CONTACT_DEFAULTS, Batch, ContactParams, DriverParams, contact_params
-from jaxmedusa.core.scenario import DriverTable, Scenario
-from jaxmedusa.core.state import CONTACT_WARM_SIZE, PairState, ScenarioClock, SimState, VehicleState, pair_indices
+from jaxmedusa.core.params import CONTACT_DEFAULTS, BarrierParams, Batch, ContactParams, DriverParams, contact_params
+from jaxmedusa.core.scenario import BARRIER_KINDS, BarrierSpec, DriverTable, Scenario
+from jaxmedusa.core.state import (CONTACT_WARM_SIZE, BarrierState, PairState, ScenarioClock, SimState, VehicleState,
+                                  pair_indices)
 from jaxmedusa.core.status import Status
 from jaxmedusa.physics import road as road_mod
 from jaxmedusa.physics.tire import TIRES
 from jaxmedusa.physics.vehicle import vehicle_params
 
-__all__ = ["build_batch", "initial_state", "driver_params", "table_arrays", "table_length", "initial_directors"]
+__all__ = ["build_batch", "initial_state", "driver_params", "table_arrays", "table_length", "initial_directors",
+           "barrier_params", "batch_barriers"]
 
 
 def table_arrays(table: DriverTable, k: int, scale: float):
@@ -99,6 +101,44 @@ def _check_vehicle(veh, j: int, n_models: int, scenario: str):
             raise ValueError(f"{where}.{name}.times: non-decreasing times expected, got {t.times}")
         if t.kind not in ("constant", "linear"):
             raise ValueError(f"{where}.{name}.kind: 'constant' or 'linear' expected, got {t.kind!r}")
+
+
+def barrier_params(specs: list[BarrierSpec]) -> BarrierParams:
+    """BarrierParams (numpy leaves [NB, ...]) of a scenario's barriers; ValueError naming the
+    barrier (1-based) for an unknown kind, a zero plane normal or a box size <= 0."""
+    kind, point, normal, axes, half = [], [], [], [], []
+    for k, b in enumerate(specs, 1):
+        if b.kind not in BARRIER_KINDS:
+            raise ValueError(f"barrier {k}: kind must be one of {BARRIER_KINDS}, got {b.kind!r}")
+        n = np.asarray(b.normal, float)
+        size = np.asarray(b.size, float)
+        if b.kind == "plane" and not np.linalg.norm(n) > 0.0:
+            raise ValueError(f"barrier {k}: a plane needs a nonzero normal, got {b.normal}")
+        if b.kind == "box" and not np.all(size > 0.0):
+            raise ValueError(f"barrier {k}: box sizes must be > 0 [m], got {b.size}")
+        psi = math.radians(b.yaw_deg)
+        c, s = math.cos(psi), math.sin(psi)
+        kind.append(0.0 if b.kind == "plane" else 1.0)
+        point.append(np.asarray(b.position, float))
+        normal.append(n / max(float(np.linalg.norm(n)), 1e-300))
+        axes.append(np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]))
+        half.append(0.5 * size)
+    return BarrierParams(kind=np.asarray(kind), point=np.stack(point), normal=np.stack(normal), axes=np.stack(axes),
+                         half=np.stack(half))
+
+
+def batch_barriers(scenarios, n_vehicles: int):
+    """(BarrierParams [B, NB, ...], BarrierState [B, V, NB, ...]) of a list of scenarios, or
+    (None, None) when none has a barrier. All scenarios of a batch list equally many."""
+    counts = {len(s.barriers) for s in scenarios}
+    if counts == {0}:
+        return None, None
+    if len(counts) > 1:
+        raise ValueError(f"all scenarios of a batch must have the same number of barriers, got {sorted(counts)}")
+    nb, b = counts.pop(), len(scenarios)
+    params = jax.tree.map(lambda *xs: jnp.asarray(np.stack(xs), jnp.float64), *[barrier_params(s.barriers) for s in scenarios])
+    state = BarrierState(crush=jnp.zeros((b, n_vehicles, nb)), gamma=jnp.zeros((b, n_vehicles, nb, 2)))
+    return params, state
 
 
 def _contact_dict(c) -> dict:
@@ -200,15 +240,18 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
                       road_seg=jnp.asarray(seg, jnp.int32), road_s=f64(s_par))
     n_pairs = len(pair_indices(n_v)[0])
     pairs = PairState(gamma=f64(np.zeros((b, n_pairs, 2))), warm=f64(np.zeros((b, n_pairs, CONTACT_WARM_SIZE))),
-                      in_contact=jnp.zeros((b, n_pairs), bool))
-    batch = Batch(vehicle=vehicle, driver=driver, valid=jnp.asarray(valid), contact=contact_arr, road=road)
-    return batch, initial_state(vs, pairs, dt)
+                      in_contact=jnp.zeros((b, n_pairs), bool), crush=f64(np.zeros((b, n_pairs))))
+    barriers, barrier_state = batch_barriers(scenarios, n_v)
+    batch = Batch(vehicle=vehicle, driver=driver, valid=jnp.asarray(valid), contact=contact_arr, road=road,
+                  barriers=barriers)
+    return batch, initial_state(vs, pairs, dt, barrier_state)
 
 
-def initial_state(vehicles: VehicleState, pairs: PairState, dt: float) -> SimState:
-    """SimState at t = 0 for batched vehicle and pair states (leading axis [B])."""
+def initial_state(vehicles: VehicleState, pairs: PairState, dt: float, barriers: BarrierState | None = None
+                  ) -> SimState:
+    """SimState at t = 0 for batched vehicle, pair and barrier states (leading axis [B])."""
     b = vehicles.r.shape[0]
     f = lambda x: jnp.full((b,), x, dtype=jnp.float64)  # noqa: E731
     clock = ScenarioClock(t=f(0.0), dt=f(dt), hold=jnp.full((b,), -1, jnp.int32), t_saved=f(-100.0),
                           status=jnp.full((b,), Status.OK, jnp.int32), steps=jnp.zeros((b,), jnp.int32))
-    return SimState(vehicles=vehicles, pairs=pairs, clock=clock)
+    return SimState(vehicles=vehicles, pairs=pairs, clock=clock, barriers=barriers)

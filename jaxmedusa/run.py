@@ -10,14 +10,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmedusa.analysis.crash_pulse import SAMPLE_RATE, TICKS_PER_STEP, PulseTracker, pulse_table
 from jaxmedusa.analysis.events import ContactEventTracker, add_episode_geometry, episodes_table
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.safe_math import heading
 from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.io.scenario_toml import load_scenario
-from jaxmedusa.io.tables import write_trajectory
+from jaxmedusa.io.tables import write_pulse, write_trajectory
 from jaxmedusa.solver.simulate import Samples, SimResult, advance, finish, init_metrics
+from jaxmedusa.solver.trackers import CombinedTracker
 
 SLOTS_PER_CHUNK = 25  # save slots per jitted call, so progress can be shown between calls
 
@@ -29,6 +31,7 @@ class RunOutput:
     result: SimResult  # samples [1, S, ...] and final state of the single scenario
     out_dir: Path | None
     wall_time: float  # [s]
+    pulse: object = None  # the crash pulse (analysis.crash_pulse.pulse_table DataFrame), or None
 
 
 def make_settings(config: dict, **overrides) -> Settings:
@@ -49,13 +52,22 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     """Load, simulate and (if out_root is not None) write results/<name>/trajectory.parquet.
 
     `progress(done_fraction)` is called between jitted chunks when given. Multi-vehicle runs
-    record contact episodes (events.py) and write results/<name>/contact_events.parquet.
+    record contact episodes (events.py) and write results/<name>/contact_events.parquet; runs
+    in which something can be hit (two vehicles, or a barrier; dt <= 0.3 ms) record the crash pulse
+    (analysis/crash_pulse.py, `RunOutput.pulse`) and write results/<name>/crash_pulse.parquet.
+    `result.metrics` are the events' (or the given tracker's) metrics.
     """
     scenario, config = load_scenario(path)
     settings = make_settings(config, end_time=end_time, dt=dt, save_every=save_every)
     batch, state = build_batch([scenario], dt=settings.dt)
     if tracker is None and len(scenario.vehicles) > 1:
         tracker = ContactEventTracker()
+    # (the pulse grid needs steps of at most TICKS_PER_STEP ticks of 0.1 ms)
+    pulse = settings.contact and (len(scenario.vehicles) > 1 or bool(scenario.barriers)) \
+        and settings.dt * SAMPLE_RATE <= TICKS_PER_STEP
+    events = tracker
+    if pulse:
+        tracker = CombinedTracker((events, PulseTracker())) if events is not None else PulseTracker()
 
     start = time.perf_counter()
     metrics = init_metrics(batch, state, tracker)
@@ -71,17 +83,24 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     wall = time.perf_counter() - start
     samples = Samples(*[np.concatenate([getattr(c, f) for c in chunks], axis=1)[:, : settings.n_samples]
                         for f in Samples._fields])
-    result = SimResult(samples=samples, final=state, metrics=metrics)
+    own, pulse_table_ = metrics, None
+    if pulse:
+        own, pm = metrics if events is not None else (None, metrics)
+        pulse_table_ = pulse_table(jax.tree.map(lambda x: x[0], pm), len(scenario.vehicles))
+    result = SimResult(samples=samples, final=state, metrics=own)
 
     out_dir = None
     if out_root is not None:
         out_dir = Path(out_root) / scenario.name
         out_dir.mkdir(parents=True, exist_ok=True)
         write_trajectory(samples, batch, out_dir / "trajectory.parquet", run_metadata(scenario, settings, batch))
-        if isinstance(tracker, ContactEventTracker):
-            events = add_episode_geometry(episodes_table(metrics, len(scenario.vehicles)), samples, batch, settings)
-            events.to_parquet(out_dir / "contact_events.parquet", index=False)
-    return RunOutput(scenario=scenario, settings=settings, result=result, out_dir=out_dir, wall_time=wall)
+        if isinstance(events, ContactEventTracker):
+            table = add_episode_geometry(episodes_table(own, len(scenario.vehicles)), samples, batch, settings)
+            table.to_parquet(out_dir / "contact_events.parquet", index=False)
+        if pulse_table_ is not None:
+            write_pulse(pulse_table_, out_dir / "crash_pulse.parquet")
+    return RunOutput(scenario=scenario, settings=settings, result=result, out_dir=out_dir, wall_time=wall,
+                     pulse=pulse_table_)
 
 
 def run_metadata(scenario: Scenario, settings: Settings, batch) -> dict:

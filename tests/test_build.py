@@ -60,7 +60,7 @@ def reference_build(scenarios, dt, contact=None, n_vehicles=None, tire=None):
         states.append(_stack(st))
         roads.append(road)
         pairs.append(PairState(gamma=np.zeros((n_pairs, 2)), warm=np.zeros((n_pairs, CONTACT_WARM_SIZE)),
-                               in_contact=np.zeros((n_pairs,), bool)))
+                               in_contact=np.zeros((n_pairs,), bool), crush=np.zeros((n_pairs,))))
     cp = contact or contact_params()
     batch = Batch(vehicle=_stack(params), driver=_stack(drivers), valid=np.stack(valid),
                   contact=_stack([cp] * len(scenarios)), road=None if flat else _stack(roads))

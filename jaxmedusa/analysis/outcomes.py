@@ -12,7 +12,8 @@ into the metrics below. Everything is branch-free and NaN-free, values and gradi
 
 Per vehicle (arrays [V]; vehicles are 0-based here, 1-based in output columns):
 
-contact (on accepted steps, from the pairs the vehicle belongs to)
+contact (on accepted steps, from the pairs the vehicle belongs to and its barrier contacts;
+force and penetration from the pairs only)
     first_contact_time [s]   end time of the first accepted step in contact (-1: none)
     last_contact_time [s]    end time of the last accepted step in contact (-1: none)
     contact_duration [s]     sum of dt over accepted steps in contact
@@ -45,6 +46,19 @@ handling
     lane_departure [bool]    max_lateral_excursion > lane_width / 2 (MEDUSA common.h LANEWIDTH 3.0 m)
 energy
     energy_start, energy_end [J]  vehicle.energy_total at t = 0 and at the end
+crash (docs/crash-law.md; contact = a pair or barrier contact that carries force, StepInfo.crash)
+    max_crush [m]            largest dynamic crush (the medusa and physical laws: the overlap)
+    residual_crush [m]       permanent crush at the end (crush law; 0 for the other laws)
+    pulse_duration [s]       sum of dt over accepted steps in contact
+    mean_decel_g [g]         delta_v / pulse_duration / 9.81
+    peak_decel_g [g]         largest |contact acceleration of the CM| on one step (unfiltered;
+                             analysis/crash_pulse.py gives the CFC 60 filtered pulse of a run)
+    restitution [-]          -(v_i - v_p)_end . u / |(v_i - v_p)_start|, u the unit closing
+                             velocity at the first contact, p the partner of that contact
+                             (a barrier: v_p = 0), start = just before the first contact,
+                             end = after the last
+    absorbed_energy [J]      work done on the vehicle's structure (crush law; 0 otherwise)
+    ees [m/s]                energy-equivalent speed sqrt(2 absorbed_energy / mass)
 Per scenario (arrays [B]): status (core.status.Status), end_time [s], steps [-].
 """
 from __future__ import annotations
@@ -58,7 +72,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmedusa.core.safe_math import TINY, heading, safe_norm
+from jaxmedusa.contact.crash import NO_PARTNER
+from jaxmedusa.core.params import GRAVITY
+from jaxmedusa.core.safe_math import TINY, heading, safe_norm, safe_sqrt
 from jaxmedusa.core.state import pair_indices
 from jaxmedusa.physics import road as road_mod
 from jaxmedusa.physics.vehicle import energy_total
@@ -79,6 +95,8 @@ VEHICLE_METRICS = {
     "final_speed": (), "final_heading": (), "final_yaw_rate": (),
     "max_heading_change": (), "spin_out": (), "max_lateral_excursion": (), "lane_departure": (),
     "energy_start": (), "energy_end": (),
+    "max_crush": (), "residual_crush": (), "pulse_duration": (), "mean_decel_g": (), "peak_decel_g": (),
+    "restitution": (), "absorbed_energy": (), "ees": (),
 }
 SCENARIO_METRICS = ("status", "end_time", "steps")
 
@@ -101,6 +119,15 @@ class OutcomeState(NamedTuple):
     lateral0: jnp.ndarray  # [m], initial lateral offset
     max_lateral: jnp.ndarray  # [m] >= 0
     energy0: jnp.ndarray  # [J]
+    # crash (contact.crash.CrashInfo)
+    crush: jnp.ndarray  # [m] largest dynamic crush
+    residual: jnp.ndarray  # [m] permanent crush after the last accepted step
+    pulse: jnp.ndarray  # [s] time in force-carrying contact
+    peak_decel: jnp.ndarray  # [m/s^2]
+    absorbed: jnp.ndarray  # [J]
+    v_start: jnp.ndarray  # (V, 3) [m/s] just before the first contact
+    v_end: jnp.ndarray  # (V, 3) [m/s] after the last contact step
+    partner: jnp.ndarray  # int32 partner of the first contact (BARRIER, NO_PARTNER or a vehicle)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -200,6 +227,8 @@ class Outcomes:
             dv_world=jnp.zeros((n, 3), vs.r.dtype), dv_body=jnp.zeros((n, 3), vs.r.dtype),
             heading=heading(vs.F), turned=z, max_turn=z,
             lateral0=_laterals(batch_item, vs), max_lateral=z, energy0=_energies(batch_item, vs),
+            crush=z, residual=z, pulse=z, peak_decel=z, absorbed=z, v_start=jnp.zeros((n, 3), vs.r.dtype),
+            v_end=jnp.zeros((n, 3), vs.r.dtype), partner=jnp.full((n,), NO_PARTNER, jnp.int32),
         )
 
     def update(self, m: OutcomeState, batch_item, state, info) -> OutcomeState:
@@ -221,6 +250,8 @@ class Outcomes:
         else:
             touch = jnp.zeros((n,), bool)
             force = depth = jnp.zeros((n,), vs.r.dtype)
+        if info.crash is not None:  # barrier contacts count as contact too
+            touch = touch | (info.crash.touching & acc & valid)
         new_touch = jnp.where(acc, touch, m.touching)
         first = jnp.where(touch & (m.first_contact < 0.0), t, m.first_contact)
         last = jnp.where(touch, t, m.last_contact)
@@ -242,6 +273,7 @@ class Outcomes:
         turned = m.turned + _wrap(h - m.heading)
         lat = jnp.abs(_laterals(batch_item, vs) - m.lateral0)
         return OutcomeState(
+            **_crash_update(m, info, vs, acc & valid, dt),
             first_contact=first, last_contact=last, duration=duration, episodes=episodes, touching=new_touch,
             peak_force=peak, penetration=pen, dv_world=m.dv_world + dv, dv_body=dv_body,
             heading=h, turned=turned, max_turn=jnp.maximum(m.max_turn, jnp.abs(turned)),
@@ -268,8 +300,48 @@ class Outcomes:
             "max_lateral_excursion": m.max_lateral, "lane_departure": m.max_lateral > 0.5 * self.lane_width,
             "energy_start": m.energy0, "energy_end": _energies(batch_item, vs),
             "status": state.clock.status, "end_time": state.clock.t, "steps": state.clock.steps,
+            **_crash_metrics(m, batch_item),
         }
         return out
+
+
+def _crash_update(m: OutcomeState, info, vs, ok, dt) -> dict:
+    """The crash accumulators after one step (ok [V]: accepted and valid; dt 0 if rejected)."""
+    cr = info.crash
+    if cr is None:  # a step without crash records (hand-made StepInfo): nothing changes
+        return dict(crush=m.crush, residual=m.residual, pulse=m.pulse, peak_decel=m.peak_decel,
+                    absorbed=m.absorbed, v_start=m.v_start, v_end=m.v_end, partner=m.partner)
+    hit = cr.touching & ok
+    begin = hit & (m.partner == NO_PARTNER)
+    return dict(
+        crush=jnp.maximum(m.crush, jnp.where(ok, cr.crush, 0.0)),
+        residual=jnp.where(ok, cr.residual, m.residual),
+        pulse=m.pulse + jnp.where(hit, dt, 0.0),
+        peak_decel=jnp.maximum(m.peak_decel, jnp.where(hit, safe_norm(info.contact_dv, axis=-1), 0.0)),
+        absorbed=m.absorbed + jnp.where(ok, cr.power * dt, 0.0),
+        v_start=jnp.where(begin[:, None], vs.v - info.contact_dv * dt, m.v_start),  # the velocity before the step
+        v_end=jnp.where(hit[:, None], vs.v, m.v_end),
+        partner=jnp.where(begin, cr.partner, m.partner),
+    )
+
+
+def _crash_metrics(m: OutcomeState, batch_item) -> dict:
+    """The crash group of one scenario's metrics (module docstring)."""
+    dv = safe_norm(m.dv_world, axis=-1)
+    ok = m.pulse > 0.0
+    mean = jnp.where(ok, dv / jnp.where(ok, m.pulse, 1.0), 0.0)
+    other = m.partner >= 0
+    idx = jnp.where(other, m.partner, 0)
+    rel0 = m.v_start - jnp.where(other[:, None], m.v_start[idx], 0.0)  # a barrier is at rest
+    rel1 = m.v_end - jnp.where(other[:, None], m.v_end[idx], 0.0)
+    speed0 = safe_norm(rel0, axis=-1)
+    hit = (m.partner != NO_PARTNER) & (speed0 > 0.0)
+    s0 = jnp.where(hit, speed0, 1.0)
+    e = -jnp.sum(rel1 * rel0, axis=-1) / (s0 * s0)
+    ees = safe_sqrt(2.0 * jnp.maximum(m.absorbed, 0.0) / batch_item.vehicle.mass)
+    return {"max_crush": m.crush, "residual_crush": m.residual, "pulse_duration": m.pulse,
+            "mean_decel_g": mean / GRAVITY, "peak_decel_g": m.peak_decel / GRAVITY,
+            "restitution": jnp.where(hit, e, 0.0), "absorbed_energy": m.absorbed, "ees": ees}
 
 
 def outcome_arrays(batch, final, metrics: OutcomeState, tracker: Outcomes) -> dict:

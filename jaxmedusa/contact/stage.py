@@ -9,7 +9,8 @@ The law and the shape are named by the static `Settings.contact_law` and
 `Settings.contact_geometry` and resolved here, once per compilation, through LAWS and
 SHAPES: "medusa" is vehicle.c's accumulated-multiplier law, updated on every attempt in
 contact, including attempts that main.c then redoes with a smaller step; "physical" is a
-spring-damper normal force through the mass matrix.
+spring-damper normal force through the mass matrix; "crush" the calibrated crush law
+(its permanent crush is the pair state's `crush`).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import jax.numpy as jnp
 
 from jaxmedusa.contact.laws import LAWS
 from jaxmedusa.contact.shapes import SHAPES, pair_geometry
-from jaxmedusa.contact.types import ContactTerms, Motion, PairGeometry, PairInfo
+from jaxmedusa.contact.types import ContactTerms, Motion, PairGeometry, PairInfo, overlap_crush
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.state import PairState, pair_indices
 
@@ -86,8 +87,9 @@ def no_contact(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Set
     """Contact stage for runs without contact: nothing touches (same returns as contact_stage)."""
     n, p = r_pred.shape[0], pairs.gamma.shape[0]
     z3, z33 = jnp.zeros((n, 3)), jnp.zeros((n, 3, 3))
-    info = PairInfo(touching=jnp.zeros((p,), bool), phi1=jnp.full((p,), jnp.inf), force=jnp.zeros((p,)),
-                    gamma=jnp.zeros((p, 2)))
+    none = jnp.zeros((p,), bool)
+    info = PairInfo(touching=none, phi1=jnp.full((p,), jnp.inf), force=jnp.zeros((p,)), gamma=jnp.zeros((p, 2)),
+                    crush=jax.vmap(overlap_crush)(none, jnp.zeros((p,)), pairs.crush))
     return jnp.asarray(False), pairs, ContactTerms(z3, z33, z3, z33), info, jnp.asarray(False)
 
 
@@ -102,11 +104,11 @@ def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: 
     if geom is None:
         geom = scenario_geometry(batch_item, r_pred, F_pred, pairs.warm, settings)
     geom = geom._replace(touching=geom.touching & batch_item.valid[a] & batch_item.valid[b])
-    touching = geom.touching
-    m1, m2 = Motion(v[a], W[a]), Motion(v[b], W[b])
+    m1, m2 = Motion(v[a], W[a], r_pred[a], F_pred[a]), Motion(v[b], W[b], r_pred[b], F_pred[b])
     p1, p2 = jax.tree.map(lambda x: x[a], p), jax.tree.map(lambda x: x[b], p)
-    gamma, t1, t2, force = jax.vmap(law.pair_terms, in_axes=(0, 0, 0, 0, 0, 0, None))(
-        geom, pairs.gamma, m1, m2, p1, p2, cp)
+    gamma, t1, t2, force, crush = jax.vmap(law.pair_terms, in_axes=(0, 0, 0, 0, 0, 0, 0, None))(
+        geom, pairs.gamma, pairs.crush, m1, m2, p1, p2, cp)
+    touching = crush.touching  # the crush law: overlap inside the permanent crush carries no force
 
     def gather(x1, x2):
         """Sum pair terms per vehicle: body 1 of pair k is vehicle a[k], body 2 is b[k]."""
@@ -114,7 +116,8 @@ def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: 
         return out.at[a].add(x1).at[b].add(x2)
 
     terms = ContactTerms(*[gather(x1, x2) for x1, x2 in zip(t1, t2)])
-    new_pairs = PairState(gamma=gamma, warm=geom.warm, in_contact=touching)
-    info = PairInfo(touching=touching, phi1=jnp.where(geom.candidate, geom.phi1, jnp.inf), force=force, gamma=gamma)
+    new_pairs = PairState(gamma=gamma, warm=geom.warm, in_contact=touching, crush=crush.dmax)
+    info = PairInfo(touching=touching, phi1=jnp.where(geom.candidate, geom.phi1, jnp.inf), force=force, gamma=gamma,
+                    crush=crush)
     failed = jnp.any(touching & (geom.residual > CONTACT_RESIDUAL_TOL))
     return jnp.any(touching), new_pairs, terms, info, failed

@@ -11,7 +11,8 @@ from typing import Callable, NamedTuple
 
 import jax.numpy as jnp
 
-__all__ = ["PairGeometry", "ContactTerms", "PairInfo", "Motion", "material_point_velocity", "Shape", "ContactLaw", "zero_terms"]
+__all__ = ["PairGeometry", "ContactTerms", "PairInfo", "Motion", "material_point_velocity", "Shape", "ContactLaw",
+           "zero_terms", "Crush", "overlap_crush", "WallContact", "add_terms"]
 
 
 class PairGeometry(NamedTuple):
@@ -58,20 +59,70 @@ def zero_terms(dtype=jnp.float64) -> ContactTerms:
     return ContactTerms(z3, z33, z3, z33)
 
 
+def add_terms(a: ContactTerms, b: ContactTerms) -> ContactTerms:
+    """The sum of two sets of contact terms (same shapes)."""
+    return ContactTerms(*[x + y for x, y in zip(a, b)])
+
+
+class Crush(NamedTuple):
+    """What one contact did to the structures of its two bodies on this step; every law
+    returns it (the crush law, contact/laws/crush.py, fills it; the others report the overlap).
+
+    touching () bool: the contact carries force; dmax () [m]: the largest overlap so far
+    (the pair's persistent state, core.state.PairState.crush); crush (2,) [m]: dynamic crush
+    of body 1 and body 2; residual (2,) [m]: their permanent crush; power (2,) [W]: the
+    power going into each structure (its time integral is the absorbed energy)."""
+
+    touching: jnp.ndarray
+    dmax: jnp.ndarray
+    crush: jnp.ndarray
+    residual: jnp.ndarray
+    power: jnp.ndarray
+
+
+def overlap_crush(touching, overlap, dmax) -> Crush:
+    """The Crush of a law without structures: both bodies' crush is the overlap [m] (>= 0)
+    while touching, nothing permanent, no power; dmax passes through unchanged."""
+    x = jnp.where(touching, jnp.maximum(overlap, 0.0), 0.0)
+    z = jnp.zeros((2,), x.dtype)
+    return Crush(touching=touching, dmax=dmax, crush=jnp.stack([x, x]), residual=z, power=z)
+
+
+class WallContact(NamedTuple):
+    """One vehicle against one rigid barrier (contact/barrier.py), world quantities in m.
+
+    touching () bool: the vehicle's contact shape reaches beyond the wall face; depth () [m]:
+    how far (> 0 penetrating); n (3,): the wall's outward unit normal at the contact (the
+    direction of the normal force on the vehicle); T (3,): the force point; X (3,): its
+    material label X = F^-1 (T - r); width () [m]: the engaged width along E3 x n."""
+
+    touching: jnp.ndarray
+    depth: jnp.ndarray
+    n: jnp.ndarray
+    T: jnp.ndarray
+    X: jnp.ndarray
+    width: jnp.ndarray
+
+
 class PairInfo(NamedTuple):
     """What the contact stage saw on this step, per pair (P, ...)."""
 
-    touching: jnp.ndarray  # (P,) bool, phi1 <= 0 on the predicted state
+    touching: jnp.ndarray  # (P,) bool, contact (for the crush law: contact that carries force)
     phi1: jnp.ndarray  # (P,) gap along n1 [m] (large positive when not a candidate)
     force: jnp.ndarray  # (P,) normal contact force magnitude [N] (law-specific, see contact/laws/)
     gamma: jnp.ndarray  # (P, 2) multipliers gamma1, gamma2 after this step (MEDUSA law; 0 otherwise)
+    crush: Crush | None = None  # leaves [P, ...]: crush of the two bodies (Crush)
 
 
 class Motion(NamedTuple):
-    """The velocities a contact law needs of one vehicle: v (3,) [m/s], W (3, 3) [1/s] (columns w_j)."""
+    """What a contact law may read of one vehicle: v (3,) [m/s], W (3, 3) [1/s] (columns w_j),
+    and the predicted position r (3,) [m] and directors F (3, 3) of the step (the crush law
+    reads them for the faces and the engaged width; None where a caller has none)."""
 
     v: jnp.ndarray
     W: jnp.ndarray
+    r: jnp.ndarray | None = None
+    F: jnp.ndarray | None = None
 
 
 def material_point_velocity(state, X):
@@ -103,15 +154,26 @@ class Shape:
 class ContactLaw:
     """A contact law (an entry of contact.laws.LAWS).
 
-    pair_terms(geom, gamma, m1, m2, p1, p2, cp) -> (gamma_new (2,), terms1, terms2, force):
-        one pair's generalized terms (ContactTerms of body 1 and body 2), its multipliers
-        after the step (zeros for laws without them) and its normal force magnitude [N];
-        geom: PairGeometry, gamma (2,) the multipliers before, m1, m2: Motion, p1, p2:
-        VehicleParams of the two bodies, cp: ContactParams of the scenario.
+    pair_terms(geom, gamma, dmax, m1, m2, p1, p2, cp) -> (gamma_new (2,), terms1, terms2,
+        force, Crush): one pair's generalized terms (ContactTerms of body 1 and body 2), its
+        multipliers after the step (zeros for laws without them), its normal force
+        magnitude [N] and what it did to the structures (Crush, whose dmax is the pair's new
+        persistent largest overlap); geom: PairGeometry, gamma (2,) the multipliers before,
+        dmax () the largest overlap before [m], m1, m2: Motion, p1, p2: VehicleParams of the
+        two bodies, cp: ContactParams of the scenario.
+    wall_terms(wall, gamma, dmax, m, p, cp) -> (gamma_new (2,), terms, force, Crush): the
+        same for one vehicle against a rigid barrier (contact/barrier.py): wall a
+        WallContact, body 1 the vehicle, body 2 the wall (its crush 0); None: the law has
+        no barrier contact.
     broad_phase: "medusa" (contact.c's spheres of the largest semi-axis) or "enclosing"
         (spheres that enclose the shapes), see shapes.narrow_phase.pair_geometry.
+    shrink_on_contact: whether contact asks the step control to redo the step with a
+        smaller dt (MEDUSA's rule, which its multiplier law needs); False: the law's answer
+        does not depend on it and the steps stay at dt.
     """
 
     name: str
     pair_terms: Callable
     broad_phase: str = "medusa"
+    wall_terms: Callable | None = None
+    shrink_on_contact: bool = True

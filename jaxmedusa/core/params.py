@@ -41,7 +41,9 @@ class VehicleParams:
     X (4, 3): material coordinates X_q^i of the suspension assembly points, eq (1.11) [m];
     spring_ref [m]; C (4,) [N/m]; D (4,) [N s/m]; tau_inv = 1/TIRE [1/s];
     contact_axes (3,): semi-axes of the contact superellipsoid, half of CONTACT A1 A2 A3 [m];
-    eq_r3 [m] and eq_F (3, 3): the EQUILIBRIUM block (columns are directors).
+    eq_r3 [m] and eq_F (3, 3): the EQUILIBRIUM block (columns are directors);
+    crush_a (3,) [N/m], crush_b (3,) [N/m^2]: Campbell coefficients of the front, rear and
+    side faces (the crush law, contact/laws/crush.py).
     """
 
     mass: jnp.ndarray
@@ -57,6 +59,8 @@ class VehicleParams:
     eq_r3: jnp.ndarray
     eq_F: jnp.ndarray
     tire: TireSet  # the tire model(s) and parameters (all four tires alike)
+    crush_a: jnp.ndarray  # (3,) front, rear, side [N/m]
+    crush_b: jnp.ndarray  # (3,) front, rear, side [N/m^2]
 
 
 def inertia_parameters(ix: float, iy: float, iz: float) -> np.ndarray:
@@ -90,7 +94,11 @@ class DriverParams:
 class ContactParams:
     """Contact law parameters (per scenario). p1 [1/s^2 per m] and p2 [1/s] are MEDUSA's
     penalty multipliers (vehicle.c CONSTRAINT_MULTIPLIER1/2); stiffness [N/m] and damping
-    [N s/m] belong to the physical law; eps1, eps2 are the squareness exponents."""
+    [N s/m] belong to the physical law; eps1, eps2 are the squareness exponents.
+    The crush law (contact/laws/crush.py, docs/crash-law.md): mu, mu_barrier [-] Coulomb
+    friction between vehicles and against barriers; v_slip [m/s] stick-slip regularisation
+    speed; crush_rate [s/m] rate factor zeta; unload_exp [-] unloading exponent n (>= 1);
+    width_min [m] least engaged width."""
 
     p1: jnp.ndarray
     p2: jnp.ndarray
@@ -98,11 +106,19 @@ class ContactParams:
     damping: jnp.ndarray
     eps1: jnp.ndarray
     eps2: jnp.ndarray
+    mu: jnp.ndarray
+    mu_barrier: jnp.ndarray
+    v_slip: jnp.ndarray
+    crush_rate: jnp.ndarray
+    unload_exp: jnp.ndarray
+    width_min: jnp.ndarray
 
 
 # The one place for contact defaults: vehicle.c's CONSTRAINT_MULTIPLIER1/2, the physical
-# law's spring and dashpot, and the report's squareness exponents (report V: 0.4).
-CONTACT_DEFAULTS = dict(p1=2e4, p2=100.0, stiffness=1e6, damping=1e4, eps1=0.4, eps2=0.4)
+# law's spring and dashpot, the report's squareness exponents (report V: 0.4), and the crush
+# law's friction, rate and unloading constants (sources in docs/crash-law.md).
+CONTACT_DEFAULTS = dict(p1=2e4, p2=100.0, stiffness=1e6, damping=1e4, eps1=0.4, eps2=0.4,
+                        mu=0.5, mu_barrier=0.3, v_slip=0.1, crush_rate=0.01, unload_exp=14.0, width_min=0.1)
 
 
 def contact_params(**values) -> ContactParams:
@@ -122,7 +138,9 @@ class Settings:
     that changes dt (solver.step_control.STEP_CONTROLS: "medusa", main.c's rule, or
     "constant"); dt_min, shrink, grow and hold_steps are the "medusa" rule's constants
     (DT_MIN, 1.4641, 1.1, just_reduced = 100). tires=False switches tire forces off (for
-    energy checks). contact_law names a law of contact.laws.LAWS ("medusa", "physical"),
+    energy checks). contact_law names a law of contact.laws.LAWS ("medusa", "physical",
+    "crush"; a law that does not shrink the step on contact, as "crush", makes the
+    "medusa" step control take constant steps),
     contact_geometry a shape of contact.shapes.SHAPES ("superellipsoid", "ellipsoid", "box").
     Names are checked where they are read (files, CLI) and resolved once per compilation.
     """
@@ -180,6 +198,22 @@ class Settings:
 
 
 @pytree_dataclass
+class BarrierParams:
+    """The rigid barriers of one scenario (core.scenario.BarrierSpec as arrays, built by
+    build.py), leaves [NB, ...] ([B, NB, ...] once batched).
+
+    kind (NB,): 0.0 plane, 1.0 box; point (NB, 3): a point of the plane or the box centre [m];
+    normal (NB, 3): the plane's outward unit normal; axes (NB, 3, 3): the box axes as
+    columns; half (NB, 3): the box half-sizes [m]."""
+
+    kind: jnp.ndarray
+    point: jnp.ndarray
+    normal: jnp.ndarray
+    axes: jnp.ndarray
+    half: jnp.ndarray
+
+
+@pytree_dataclass
 class Batch:
     """Everything constant during a run, with leading axes [batch, vehicle] or [batch]
     (built by `jaxmedusa.build`)."""
@@ -189,3 +223,4 @@ class Batch:
     valid: jnp.ndarray  # [B, V] bool: False for padding vehicles
     contact: ContactParams  # [B]
     road: object  # physics.road.RoadParams with leaves [B, ...], or None for the flat plane z = 0
+    barriers: BarrierParams | None = None  # [B, NB, ...], or None: no barriers (contact/barrier.py)

@@ -41,6 +41,15 @@ class ModelSpec:
     eq_r3: float  # EQUILIBRIUM R3 [m]
     eq_F: tuple[tuple[float, float, float], ...]  # 3x3, eq_F[j][i] = D(i+1)(j+1): columns are directors
     tire_model: str = "calspan"  # a name of physics.tire.TIRES (MEDUSA files: always CALSPAN)
+    # Crush stiffness of the crush law (contact/laws/crush.py, docs/crash-law.md): Campbell's
+    # F/w = A + B C per face, A [N/m], B [N/m^2]. Not in MEDUSA's model.dat; the defaults are a
+    # mid-size car calibrated to the NCAP full-width frontal test.
+    crush_a_front: float = 44.0e3
+    crush_b_front: float = 550.0e3
+    crush_a_rear: float = 40.0e3
+    crush_b_rear: float = 500.0e3
+    crush_a_side: float = 20.0e3
+    crush_b_side: float = 350.0e3
 
 
 @dataclass
@@ -75,14 +84,33 @@ class RoadSpec:
     points: tuple[tuple[float, float, float, float], ...] | None = None
 
 
+@dataclass(frozen=True)
+class BarrierSpec:
+    """One rigid barrier (not in MEDUSA; TOML `[[barriers]]`, contact/barrier.py). Lengths in m.
+
+    kind "plane": `position` a point of the wall face, `normal` its outward normal (towards
+    free space; normalised when built). kind "box": `position` its centre, `size` its full
+    length, width, height along its own axes, `yaw_deg` [deg] its turn about E3."""
+
+    kind: str  # "plane" | "box"
+    position: tuple[float, float, float]
+    normal: tuple[float, float, float] = (-1.0, 0.0, 0.0)  # plane only
+    size: tuple[float, float, float] = (1.0, 1.0, 1.0)  # box only
+    yaw_deg: float = 0.0  # box only
+
+
+BARRIER_KINDS = ("plane", "box")
+
+
 @dataclass
 class Scenario:
-    """A whole MEDUSA run: the model database, the platoon, and the road."""
+    """A whole MEDUSA run: the model database, the platoon, the road, and rigid barriers."""
 
     name: str
     models: list[ModelSpec]
     vehicles: list[VehicleSpec]
     road: RoadSpec = field(default_factory=RoadSpec)
+    barriers: list[BarrierSpec] = field(default_factory=list)  # rigid walls (not in MEDUSA)
 
 
 # (MEDUSA keyword, ModelSpec field) in read_models() order; contact_dims and eq_F are
@@ -114,6 +142,20 @@ MODEL_KEYWORDS = (
 
 # MEDUSA keyword -> ModelSpec field path (for error messages about TOML models).
 KEYWORD_FIELDS = dict(MODEL_KEYWORDS)
+
+# The crush law's per-face coefficients (ModelSpec fields with defaults; not MEDUSA keywords).
+CRUSH_FIELDS = ("crush_a_front", "crush_b_front", "crush_a_rear", "crush_b_rear", "crush_a_side", "crush_b_side")
+
+
+def crush_problems(model: ModelSpec) -> list[tuple[str, str]]:
+    """[(ModelSpec field, reason)] for crush coefficients that are not finite numbers > 0."""
+    out = []
+    for f in CRUSH_FIELDS:
+        v = getattr(model, f)
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0.0):
+            unit = "N/m" if "_a_" in f else "N/m^2"
+            out.append((f, f"{f} is {v!r}: a crush coefficient > 0 [{unit}] expected"))
+    return out
 
 def model_problems(model: ModelSpec) -> list[tuple[str, str]]:
     """Physically impossible values of a model, as (MEDUSA keyword, reason) pairs.

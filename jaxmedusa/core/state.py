@@ -4,7 +4,9 @@ Per vehicle (V): r (3), F (3, 3) with the directors d_i as columns (F = d_i (x) 
 v (3), W (3, 3) with the director velocities w_i as columns, lagged slip angles (4),
 the last slip-angle rate (4), and the road-tracking segment and parameter.
 Per pair (P = V(V-1)/2, pairs (a, b) with a < b in row-major order): the contact
-multipliers gamma1, gamma2 and a warm start for the contact search.
+multipliers gamma1, gamma2, a warm start for the contact search and the pair's largest
+overlap (the crush law's permanent crush). Per vehicle and rigid barrier (V, NB): the same
+largest overlap and multipliers (contact/barrier.py).
 Per scenario: time, step size, step-size hold counter, last save time, status.
 """
 from __future__ import annotations
@@ -34,6 +36,16 @@ class PairState:
     gamma: jnp.ndarray  # (2,) accumulated multipliers gamma1, gamma2 (MEDUSA law)
     warm: jnp.ndarray  # (CONTACT_WARM_SIZE,) warm start of the contact search
     in_contact: jnp.ndarray  # () bool, contact on the last accepted step
+    crush: jnp.ndarray  # () largest overlap of the pair so far [m] (crush law: its permanent crush; never reset)
+
+
+@pytree_dataclass
+class BarrierState:
+    """Per vehicle and barrier, leaves [V, NB, ...]: crush, the largest overlap so far [m]
+    (the crush law's permanent state), and gamma (2,), the MEDUSA law's multipliers."""
+
+    crush: jnp.ndarray
+    gamma: jnp.ndarray
 
 
 @pytree_dataclass
@@ -51,6 +63,7 @@ class SimState:
     vehicles: VehicleState  # leaves [V, ...]
     pairs: PairState  # leaves [P, ...]
     clock: ScenarioClock
+    barriers: BarrierState | None = None  # leaves [V, NB, ...]; None without barriers
 
 
 def pair_indices(n_vehicles: int) -> tuple[np.ndarray, np.ndarray]:

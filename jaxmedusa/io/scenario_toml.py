@@ -42,6 +42,9 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
             [0.0, 1.0, 0.0],          # the directors (F = d_i (x) E_i)
             [-0.0748, 0.0, 0.9972]]
     tire_model = "calspan"            # optional: a tire model of physics.tire.TIRES
+    crush_b_front = 550.0e3           # optional: the crush law's Campbell A [N/m], B [N/m^2]
+                                      # per face (crush_a|crush_b _front|_rear|_side;
+                                      # defaults and sources: docs/crash-law.md)
 
     [[vehicles]]                      # vehicle 1
     model = 1                         # 1-based, as VEHICLE_HAS_MODEL (required)
@@ -65,12 +68,23 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
     [overrides.models.2]
     mass = 1600.0
 
+    # Optional, with either source: rigid barriers (docs/crash-law.md), any number.
+    [[barriers]]
+    type = "plane"
+    position = [2.3, 0.0, 0.0]        # a point of the wall face [m]
+    normal = [-1.0, 0.0, 0.0]         # outward: from the wall towards free space
+    [[barriers]]
+    type = "box"
+    position = [10.0, 3.0, 0.5]       # centre [m]
+    size = [20.0, 0.5, 1.0]           # length, width, height along its own axes [m]
+    yaw_deg = 0.0                     # turn about E3 [deg], default 0
+
     # Optional simulation settings, returned to the caller (not part of the Scenario).
     [simulation]
     end_time = 3.0                    # [s], MEDUSA -t
     dt = 5e-5                         # [s], MEDUSA -d
     save_every = 0.01                 # [s], MEDUSA -s
-    contact_law = "medusa"            # "medusa" | "physical"
+    contact_law = "medusa"            # "medusa" | "physical" | "crush" (docs/crash-law.md)
     contact_geometry = "superellipsoid"  # "superellipsoid" | "ellipsoid" | "box"
     tires = true
     # (every other field of core.params.Settings is accepted too, e.g. dt_min, contact, step_control)
@@ -86,7 +100,8 @@ import dataclasses
 import tomllib
 from pathlib import Path
 
-from jaxmedusa.core.scenario import DriverTable, ModelSpec, RoadSpec, Scenario, VehicleSpec
+from jaxmedusa.core.scenario import (CRUSH_FIELDS, BarrierSpec, DriverTable, ModelSpec, RoadSpec, Scenario, VehicleSpec,
+                                     crush_problems)
 from jaxmedusa.io.medusa_files import (KEYWORD_FIELDS, MedusaInputError, model_problems, read_medusa_folder, read_models,
                                        read_platoon, read_road)
 from jaxmedusa.io.validation import InputErrors, is_number, simulation_settings
@@ -97,7 +112,8 @@ __all__ = ["load_scenario", "scenario_from_dict", "driver_table"]
 _MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]
 _VEHICLE_KEYS = ("model", "x", "y", "speed", "orientation_deg", "tire_speed", "steering_deg")
 _VEHICLE_REQUIRED = ("model", "x", "y", "speed")
-_TOP_KEYS = ("name", "medusa", "models", "vehicles", "road", "overrides", "simulation")
+_TOP_KEYS = ("name", "medusa", "models", "vehicles", "road", "overrides", "simulation", "barriers")
+_OPTIONAL_MODEL_FIELDS = ("tire_model",) + CRUSH_FIELDS  # fields with defaults
 
 
 def load_scenario(path: str | Path) -> tuple[Scenario, dict]:
@@ -178,7 +194,8 @@ def scenario_from_dict(
             vehicles[k] = _vehicle(table, f"overrides.vehicles.{key}", len(models), err, base=vehicles[k])
 
     settings = simulation_settings(data.get("simulation", {}), err)
-    return Scenario(name=name, models=models, vehicles=vehicles, road=road), settings
+    barriers = [_barrier(t, f"barriers[{k}]", err) for k, t in enumerate(err.array(data.get("barriers", []), "barriers"), 1)]
+    return Scenario(name=name, models=models, vehicles=vehicles, road=road, barriers=barriers), settings
 
 
 def driver_table(value, where: str = "driver table", source: str = "<scenario>") -> DriverTable:
@@ -220,7 +237,7 @@ def _model(t, where: str, err: InputErrors, base: ModelSpec | None = None) -> Mo
     values = dataclasses.asdict(base) if base is not None else {}
     for f in _MODEL_FIELDS:
         if f not in t:
-            if base is None and f != "tire_model":  # tire_model is optional (default CALSPAN)
+            if base is None and f not in _OPTIONAL_MODEL_FIELDS:  # tire model, crush coefficients: defaults
                 err.fail(f"{where}.{f}", "missing")
             continue
         if f == "tire_model":
@@ -246,7 +263,38 @@ def _model(t, where: str, err: InputErrors, base: ModelSpec | None = None) -> Mo
     if problems:
         kw, reason = problems[0]
         err.fail(f"{where}.{KEYWORD_FIELDS[kw]}", reason)
+    for fld, reason in crush_problems(model)[:1]:
+        err.fail(f"{where}.{fld}", reason)
     return model
+
+
+def _barrier(t, where: str, err: InputErrors) -> BarrierSpec:
+    """A BarrierSpec from a [[barriers]] table: type = "plane" (position, normal) or "box"
+    (position = centre, size = [length, width, height] > 0, yaw_deg)."""
+    t = err.table(t, where)
+    kind = t.get("type")
+    if kind not in ("plane", "box"):
+        err.fail(f"{where}.type", f"'plane' or 'box' expected, got {kind!r}")
+    err.keys(t, {"plane": ("type", "position", "normal"), "box": ("type", "position", "size", "yaw_deg")}[kind], where)
+
+    def vec(key, positive=False):
+        if key not in t:
+            err.fail(f"{where}.{key}", "missing")
+        v = err.array(t[key], f"{where}.{key}")
+        if len(v) != 3:
+            err.fail(f"{where}.{key}", f"3 numbers expected, got {v!r}")
+        v = tuple(err.number(x, f"{where}.{key}") for x in v)
+        if positive and min(v) <= 0.0:
+            err.fail(f"{where}.{key}", f"3 numbers > 0 [m] expected, got {list(v)}")
+        return v
+
+    if kind == "plane":
+        n = vec("normal")
+        if not any(n):
+            err.fail(f"{where}.normal", f"a nonzero vector expected, got {list(n)}")
+        return BarrierSpec(kind="plane", position=vec("position"), normal=n)
+    return BarrierSpec(kind="box", position=vec("position"), size=vec("size", positive=True),
+                       yaw_deg=err.number(t.get("yaw_deg", 0.0), f"{where}.yaw_deg"))
 
 
 def _vehicle(t, where: str, n_models: int, err: InputErrors, base: VehicleSpec | None = None) -> VehicleSpec:

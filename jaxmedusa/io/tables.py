@@ -18,6 +18,10 @@ Study scenario table (`scenarios_table`): one row per scenario, columns
     `_fwd/_left/_up` in the vehicle frame). Missing values are nulls: contact times of a
     vehicle that never touched, the PDOF of a vehicle with zero delta-V.
 
+Crash pulse (`write_pulse`, analysis/crash_pulse.py): one row per vehicle and 10 kHz tick
+from the first contact: vehicle, time, t_rel [s], in_contact, ax, ay, az, a_long, a_lat
+[m/s^2], raw and with the suffix _cfc60.
+
 Schema metadata (`provenance`): jaxmedusa.version, jaxmedusa.git_commit, jaxmedusa.git_dirty,
 jaxmedusa.backend, jaxmedusa.devices (count), jaxmedusa.device_kind (e.g. "cpu", "NVIDIA H100 80GB HBM3"),
 jaxmedusa.precision, jax.version, plus whatever the
@@ -42,7 +46,7 @@ from jaxmedusa.core.safe_math import orientation_angles
 from jaxmedusa.core.status import status_label
 
 __all__ = ["write_trajectory", "trajectory_table", "scenarios_table", "write_table", "write_text", "umask", "read_table",
-           "provenance", "git_commit", "metric_columns"]
+           "provenance", "git_commit", "metric_columns", "write_pulse"]
 
 _DIRECTOR_COLS = [f"d{i}{j}" for i in range(1, 4) for j in range(1, 4)]
 _DIRVEL_COLS = [f"w{i}{j}" for i in range(1, 4) for j in range(1, 4)]
@@ -58,7 +62,11 @@ METRIC_UNITS = {
     "final_vx": "m/s", "final_vy": "m/s", "final_vz": "m/s", "final_speed": "m/s", "final_heading": "deg",
     "final_yaw_rate": "deg/s", "max_heading_change": "deg", "spin_out": "-", "max_lateral_excursion": "m",
     "lane_departure": "-", "energy_start": "J", "energy_end": "J",
+    "max_crush": "m", "residual_crush": "m", "pulse_duration": "s", "mean_decel_g": "g", "peak_decel_g": "g",
+    "restitution": "-", "absorbed_energy": "J", "ees": "m/s",
 }
+# Crash-pulse columns (analysis/crash_pulse.py; the filtered ones carry a _cfc<N> suffix).
+PULSE_UNITS = {"time": "s", "t_rel": "s", **{c: "m/s^2" for c in ("ax", "ay", "az", "a_long", "a_lat")}}
 VECTOR_SUFFIXES = {"delta_v_vec": ("x", "y", "z"), "delta_v_body": ("fwd", "left", "up")}
 _VECTOR_NAMES = {"delta_v_vec": "delta_v"}  # column stem of a vector metric
 
@@ -162,6 +170,17 @@ def write_table(table: pa.Table, path: str | Path, metadata: dict[str, str] | No
 
 def read_table(path: str | Path) -> pa.Table:
     return pq.read_table(path)
+
+
+def write_pulse(frame, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
+    """Write a crash-pulse DataFrame (analysis.crash_pulse.pulse_table) as Parquet, units in
+    the field metadata (b"unit")."""
+    t = pa.Table.from_pandas(frame, preserve_index=False)
+    fields = []
+    for f in t.schema:
+        unit = PULSE_UNITS.get(f.name.split("_cfc")[0], "")
+        fields.append(f.with_metadata({b"unit": unit.encode()}) if unit else f.with_metadata(None))
+    return write_table(pa.Table.from_arrays(t.columns, schema=pa.schema(fields)), path, metadata)
 
 
 # ----------------------------------------------------------------------------- trajectories

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmedusa.core.params import GRAVITY, VehicleParams, inertia_parameters
-from jaxmedusa.core.scenario import KEYWORD_FIELDS, ModelSpec, model_problems
+from jaxmedusa.core.scenario import KEYWORD_FIELDS, ModelSpec, crush_problems, model_problems
 from jaxmedusa.physics.road import road_frame
 from jaxmedusa.physics.tire import tire_forces, tire_set
 
@@ -148,6 +148,8 @@ def vehicle_params(model: ModelSpec, tire: dict | None = None, tire_models: tupl
     if problems:
         kw, reason = problems[0]
         raise ValueError(f"ModelSpec.{KEYWORD_FIELDS[kw]} ({kw}): {reason}")
+    for fld, reason in crush_problems(model)[:1]:
+        raise ValueError(f"ModelSpec.{fld}: {reason}")
     m = model
     X = np.array(
         [
@@ -173,4 +175,6 @@ def vehicle_params(model: ModelSpec, tire: dict | None = None, tire_models: tupl
         eq_r3=f(m.eq_r3),
         eq_F=f(np.asarray(m.eq_F, dtype=float)),
         tire=tire_set(model.tire_model, tire, tire_models),
+        crush_a=f([m.crush_a_front, m.crush_a_rear, m.crush_a_side]),  # contact/laws/crush.py face order
+        crush_b=f([m.crush_b_front, m.crush_b_rear, m.crush_b_side]),
     )

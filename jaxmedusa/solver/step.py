@@ -1,7 +1,8 @@
 """One integration step of one scenario: MEDUSA's predictor-corrector step, eq. (1.52).
 
     predict z1~ = z1 + dt z2
-      -> contact stage on z1~ (contact/stage.py: shapes, laws; new multipliers)
+      -> contact stage on z1~ (contact/stage.py: shapes, laws; new multipliers; then rigid
+         barriers, contact/barrier.py via contact/crash.py)
       -> vehicle rates at (z1~, z2) (physics/vehicle.py: road, tires, suspension)
       -> update z <- z + dt (rates + contact terms)
       -> step control: take or redo the step, next dt (solver/step_control.py)
@@ -17,6 +18,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxmedusa.contact.crash import CrashInfo, with_barriers
+from jaxmedusa.contact.laws import LAWS
 from jaxmedusa.contact.stage import contact_stage, no_contact, uses_contact
 from jaxmedusa.contact.types import PairInfo
 from jaxmedusa.core.params import Settings
@@ -36,6 +39,7 @@ class StepInfo(NamedTuple):
     dt: jnp.ndarray  # () the step size used [s]
     contact_dv: jnp.ndarray  # (V, 3) contact acceleration of each vehicle's centre of mass [m/s^2]
     pairs: PairInfo
+    crash: CrashInfo | None = None  # per vehicle, pairs and barriers together (contact/crash.py)
 
 
 def contact_stage_for(settings: Settings, n_vehicles: int):
@@ -106,6 +110,10 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) ->
     r_pred, F_pred = predict(state)
     touching, pairs, c, pair_info, contact_failed = stage(batch_item, r_pred, F_pred, vs.v, vs.W, state.pairs,
                                                           settings, geom)
+    c, barriers, walls_touching, crash = with_barriers(batch_item, state, r_pred, F_pred, c, pair_info, settings)
+    # a law that does not need MEDUSA's shrink-on-contact rule keeps the step at dt
+    touching = (touching | walls_touching) & LAWS.resolve(settings.contact_law, where="Settings.contact_law"
+                                                          ).shrink_on_contact
     rates, (seg, s, off_road) = rates_of_vehicles(batch_item, state, r_pred, F_pred, settings)
     # A fusion boundary: without it XLA copies the whole rate computation (tires, road) into
     # each state update and into the finiteness check below, evaluating it several times.
@@ -125,6 +133,8 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) ->
         steps=clk.steps + take.astype(jnp.int32),
     )
     pairs = jax.tree.map(lambda new, old: jnp.where(ok, new, old), pairs, state.pairs)
+    barriers = jax.tree.map(lambda new, old: jnp.where(ok, new, old), barriers, state.barriers)
     vehicles = jax.tree.map(lambda new, old: jnp.where(take, new, old), new_vs, vs)
-    info = StepInfo(accepted=take, dt=clk.dt, contact_dv=jnp.where(valid[:, None], c.dv, 0.0), pairs=pair_info)
-    return SimState(vehicles=vehicles, pairs=pairs, clock=clock), info
+    info = StepInfo(accepted=take, dt=clk.dt, contact_dv=jnp.where(valid[:, None], c.dv, 0.0), pairs=pair_info,
+                    crash=crash)
+    return SimState(vehicles=vehicles, pairs=pairs, clock=clock, barriers=barriers), info

@@ -15,11 +15,12 @@ analysis.events.ContactEventTracker (contact episodes per pair).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from jaxmedusa.solver.step import StepInfo
 
-__all__ = ["Tracker", "StepInfo"]
+__all__ = ["Tracker", "StepInfo", "CombinedTracker"]
 
 
 @runtime_checkable
@@ -29,3 +30,16 @@ class Tracker(Protocol):
     def init(self, batch_item, state) -> Any: ...
 
     def update(self, metrics, batch_item, state, info: StepInfo) -> Any: ...
+
+
+@dataclass(frozen=True)
+class CombinedTracker:
+    """Several trackers run side by side; metrics are a tuple in the order of `trackers`."""
+
+    trackers: tuple
+
+    def init(self, batch_item, state):
+        return tuple(t.init(batch_item, state) for t in self.trackers)
+
+    def update(self, metrics, batch_item, state, info: StepInfo):
+        return tuple(t.update(m, batch_item, state, info) for t, m in zip(self.trackers, metrics))

@@ -50,7 +50,11 @@ REL_STEP = 1e-6  # relative step of the build's central difference (module docst
 _PATH_UNITS = {"x": "m", "y": "m", "speed": "m/s", "heading": "deg", "orientation_deg": "deg",
                "orientation": "deg", "tire_speed": "m/s", "steering_deg": "deg", "mass": "kg", "ix": "kg m^2",
                "iy": "kg m^2", "iz": "kg m^2", "stiffness": "N/m", "damping": "N s/m", "contact_dims": "m",
-               "l1": "m", "l2": "m", "track": "m", "c1": "N/m", "c2": "N/m", "d1": "N s/m", "d2": "N s/m"}
+               "l1": "m", "l2": "m", "track": "m", "c1": "N/m", "c2": "N/m", "d1": "N s/m", "d2": "N s/m",
+               **{f"crush_a_{f}": "N/m" for f in ("front", "rear", "side")},
+               **{f"crush_b_{f}": "N/m^2" for f in ("front", "rear", "side")},
+               "mu": "-", "mu_barrier": "-", "v_slip": "m/s", "crush_rate": "s/m", "unload_exp": "-",
+               "width_min": "m"}
 
 
 def gradient_column(of: str, wrt: str) -> str:

@@ -19,11 +19,12 @@ Study file (TOML; every key is checked, errors name the key):
     end_time = 3.0                        # [s]
     dt = 5e-5                             # [s], initial/maximal step
     save_every = 0.01                     # [s], trajectory sample interval
-    contact_law = "medusa"                # "medusa" | "physical"
+    contact_law = "crush"                 # "medusa" | "physical" | "crush" (docs/crash-law.md)
     contact_geometry = "superellipsoid"   # "superellipsoid" | "ellipsoid" | "box"
 
     [contact]                             # base contact parameters (core.params.CONTACT_DEFAULTS)
-    p1 = 2e4                              # p1, p2, stiffness, damping, eps1, eps2
+    p1 = 2e4                              # p1, p2, stiffness, damping, eps1, eps2; the crush law's
+                                          # mu, mu_barrier, v_slip, crush_rate, unload_exp, width_min
     [tire]                                # base CALSPAN tire parameters (physics.tire.calspan.GOODYEAR_185SR14 keys)
 
     [sampler]
@@ -50,7 +51,7 @@ Study file (TOML; every key is checked, errors name the key):
     batch = 256                           # chunk size; default automatic ("auto")
 
     [outputs]
-    metrics = ["contact", "delta_v", "pdof", "final", "handling", "energy"]  # groups or names
+    metrics = ["contact", "delta_v", "pdof", "final", "handling", "energy", "crash"]  # groups or names
     trajectories = false                  # also write the partitioned trajectories/ dataset
     lane_width = 3.0                      # [m], lane departure above lane_width / 2
     spin_threshold_deg = 90.0             # [deg], spin-out above it
@@ -63,7 +64,8 @@ Paths (vehicle and model numbers 1-based as in MEDUSA's tables, `*` = all):
   vehicles.N.{x, y, speed, heading | orientation_deg, model}
   vehicles.N.{tire_speed, steering_deg}          whole driver table (set: every value; offset/scale)
   vehicles.N.{tire_speed, steering_deg}.{values, times}.K   one knot (K 1-based)
-  models.M.<ModelSpec field>, models.M.contact_dims.K, models.M.eq_F.J.I (eq_F[J-1][I-1])
+  models.M.<ModelSpec field>, models.M.contact_dims.K, models.M.eq_F.J.I (eq_F[J-1][I-1]);
+    the crush coefficients models.M.crush_{a,b}_{front,rear,side} (docs/crash-law.md)
   tire.<field>, contact.<field>, road.points.K.{x, y, z, bank}
 Distributions: uniform = [lo, hi]; normal = [mean, std]; truncnormal = [mean, std, low, high]
 (tables with those names work too); choice = [a, b, ...] (equally likely); values = [...]

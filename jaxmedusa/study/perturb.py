@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from jaxmedusa.core.scenario import DriverTable, RoadSpec, Scenario
+from jaxmedusa.core.scenario import DriverTable, RoadSpec, Scenario, crush_problems
 from jaxmedusa.io.medusa_files import KEYWORD_FIELDS, model_problems
 from jaxmedusa.physics.road import validate_points
 from jaxmedusa.physics.tire.calspan import GOODYEAR_185SR14
@@ -75,7 +75,8 @@ def scenario_for(study: Study, values: dict[str, float], sample_id: int = 0, che
     """(Scenario, tire dict, contact dict) of one sample: the base with every parameter
     applied (value per parameter name). `check` raises StudyError naming the parameter."""
     b = study.base
-    sc = Scenario(name=f"{study.name}-{sample_id}", models=list(b.models), vehicles=list(b.vehicles), road=b.road)
+    sc = Scenario(name=f"{study.name}-{sample_id}", models=list(b.models), vehicles=list(b.vehicles), road=b.road,
+                  barriers=list(b.barriers))
     tire, contact = dict(study.tire), dict(study.contact)
     for p in study.parameters:
         x = float(values[p.name])
@@ -113,6 +114,8 @@ def _check_sample(study: Study, sc: Scenario, tire: dict, contact: dict, sample_
                 continue
             for kw, reason in model_problems(model)[:1]:
                 fld = KEYWORD_FIELDS[kw].split("[")[0]
+                fail(("model",), lambda t, m=m, fld=fld: m in t.items and t.name == fld, f"model {m + 1}: {reason}")
+            for fld, reason in crush_problems(model)[:1]:  # the crush law's coefficients stay > 0
                 fail(("model",), lambda t, m=m, fld=fld: m in t.items and t.name == fld, f"model {m + 1}: {reason}")
     if touched & {"vehicle", "driver"}:
         for k, v in enumerate(sc.vehicles):

@@ -37,6 +37,8 @@ METRIC_GROUPS = {
               "final_heading", "final_yaw_rate"),
     "handling": ("max_heading_change", "spin_out", "max_lateral_excursion", "lane_departure"),
     "energy": ("energy_start", "energy_end"),
+    "crash": ("max_crush", "residual_crush", "pulse_duration", "mean_decel_g", "peak_decel_g", "restitution",
+              "absorbed_energy", "ees"),
 }
 assert set(itertools.chain(*METRIC_GROUPS.values())) == set(VEHICLE_METRICS)
 
@@ -218,3 +220,10 @@ def check_contact(c: dict, fail):
     for k in ("eps1", "eps2"):
         if k in c and not 0.0 < c[k] <= 2.0:
             fail(k, f"squareness exponent {c[k]:g} must lie in (0, 2] (convex superellipsoid)")
+    for k in ("mu", "mu_barrier", "crush_rate", "width_min"):  # the crush law (docs/crash-law.md)
+        if k in c and not c[k] >= 0.0:
+            fail(k, f"{c[k]:g} must be >= 0")
+    if "v_slip" in c and not c["v_slip"] > 0.0:
+        fail("v_slip", f"{c['v_slip']:g} must be > 0 [m/s] (the friction regularisation speed)")
+    if "unload_exp" in c and not c["unload_exp"] >= 1.0:
+        fail("unload_exp", f"{c['unload_exp']:g} must be >= 1 (unloading below the loading line)")

@@ -72,7 +72,7 @@ def test_apart_or_padding_means_no_contact(models, law, shape):
 
 def test_unknown_names_fail_when_the_stage_is_built(models):
     batch, state = build_batch([head_on(models[0], 4.0)], dt=5e-5)
-    with pytest.raises(ValueError, match="unknown contact law 'soft'; valid: medusa, physical"):
+    with pytest.raises(ValueError, match="unknown contact law 'soft'; valid: medusa, physical, crush"):
         stage(batch, state, Settings(contact_law="soft"))
     with pytest.raises(ValueError, match="unknown contact shape 'sphere'; valid: superellipsoid, ellipsoid, box"):
         stage(batch, state, dataclasses.replace(Settings(), contact_geometry="sphere"))

@@ -7,9 +7,23 @@ import pytest
 
 from jaxmedusa.io.scenario_toml import driver_table, load_scenario
 from jaxmedusa.io.medusa_files import MedusaInputError, read_medusa_folder
-from jaxmedusa.core.scenario import DriverTable, RoadSpec
+from jaxmedusa.core.scenario import BarrierSpec, DriverTable, RoadSpec
 
 STUDIES = Path(__file__).resolve().parents[2] / "studies" / "medusa"
+
+WALL = """
+[[barriers]]
+type = "plane"
+position = [2.3, 0.0, 0.0]
+normal = [-1.0, 0.0, 0.0]
+"""
+BOX = """
+[[barriers]]
+type = "box"
+position = [10.0, 3.0, 0.5]
+size = [20.0, 0.5, 1.0]
+yaw_deg = 10.0
+"""
 
 APPENDIX_C = """
 [[models]]
@@ -176,6 +190,17 @@ def test_driver_table():
         driver_table({"times": [0, 1], "values": [1]})
 
 
+def test_barriers_and_crush_coefficients_are_read(tmp_path):
+    """[[barriers]] become BarrierSpecs in order; crush coefficients default (the values of
+    docs/crash-law.md) unless given."""
+    sc, _ = load_scenario(_toml(tmp_path, OFFSET_INLINE.replace("mass = 1573.0", "mass = 1573.0\ncrush_b_front = 6e5", 1)
+                                + WALL + BOX))
+    assert sc.barriers == [BarrierSpec("plane", (2.3, 0.0, 0.0), (-1.0, 0.0, 0.0)),
+                           BarrierSpec("box", (10.0, 3.0, 0.5), size=(20.0, 0.5, 1.0), yaw_deg=10.0)]
+    assert sc.models[0].crush_b_front == 6e5 and sc.models[1].crush_b_front == 550e3
+    assert (sc.models[0].crush_a_front, sc.models[0].crush_a_side) == (44e3, 20e3)
+
+
 @pytest.mark.parametrize(
     "edit, key, words",
     [
@@ -200,6 +225,17 @@ def test_driver_table():
          ["medusa, physical"]),
         (lambda t: t.replace("tires = true", "tires = 1"), "simulation.tires", ["true or false"]),
         (lambda t: "colour = 1\n" + t, "colour", ["unknown key 'colour'"]),
+        (lambda t: t.replace("mass = 1573.0", "mass = 1573.0\ncrush_b_side = 0.0", 1), "models[1].crush_b_side",
+         ["a crush coefficient > 0 [N/m^2] expected"]),
+        (lambda t: t + WALL.replace('"plane"', '"wall"'), "barriers[1].type", ["'plane' or 'box' expected"]),
+        (lambda t: t + WALL.replace("normal = [-1.0, 0.0, 0.0]", ""), "barriers[1].normal", ["missing"]),
+        (lambda t: t + WALL.replace("normal = [-1.0, 0.0, 0.0]", "normal = [0, 0, 0]"), "barriers[1].normal",
+         ["a nonzero vector"]),
+        (lambda t: t + WALL + BOX.replace("[20.0, 0.5, 1.0]", "[20.0, -0.5, 1.0]"), "barriers[2].size",
+         ["3 numbers > 0 [m]"]),
+        (lambda t: t + BOX + "normal = [1, 0, 0]\n", "barriers[1].normal", ["unknown key 'normal'"]),
+        (lambda t: t + BOX.replace("yaw_deg = 10.0", 'yaw_deg = "ten"'), "barriers[1].yaw_deg",
+         ["a number expected"]),
     ],
 )
 def test_toml_errors(tmp_path, edit, key, words):

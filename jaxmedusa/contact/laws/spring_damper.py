@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jaxmedusa.contact.types import ContactLaw, ContactTerms, material_point_velocity
+from jaxmedusa.contact.types import ContactLaw, ContactTerms, material_point_velocity, overlap_crush
 
-__all__ = ["normal_force", "physical_law", "pair_terms", "LAW"]
+__all__ = ["normal_force", "physical_law", "pair_terms", "wall_terms", "LAW"]
 
 
 def normal_force(geom, state1, state2, contact_params):
@@ -39,11 +39,24 @@ def physical_law(geom, state1, state2, params1, params2, contact_params):
     return terms1, terms2
 
 
-def pair_terms(geom, gamma, m1, m2, p1, p2, cp):
-    """The ContactLaw interface (contact.types.ContactLaw); this law has no multipliers."""
+def pair_terms(geom, gamma, dmax, m1, m2, p1, p2, cp):
+    """The ContactLaw interface (contact.types.ContactLaw); this law has no multipliers and
+    no structures (the crush reported is the overlap)."""
     t1, t2 = physical_law(geom, m1, m2, p1, p2, cp)
-    return jnp.zeros_like(gamma), t1, t2, normal_force(geom, m1, m2, cp)
+    crush = overlap_crush(geom.touching, -geom.phi1, dmax)
+    return jnp.zeros_like(gamma), t1, t2, normal_force(geom, m1, m2, cp), crush
+
+
+def wall_terms(wall, gamma, dmax, m, p, cp):
+    """The ContactLaw wall interface: stiffness * depth + damping * closing speed (>= 0) along
+    the wall normal, at the wall contact point, through the mass matrix (eq. 1.31)."""
+    rate = -jnp.dot(material_point_velocity(m, wall.X), wall.n)  # closing speed [m/s]
+    f = jnp.where(wall.touching, jnp.maximum(cp.stiffness * wall.depth + cp.damping * rate, 0.0), 0.0)
+    force = f * wall.n
+    z3, z33 = jnp.zeros_like(force), jnp.zeros((3, 3), force.dtype)
+    terms = ContactTerms(z3, z33, force / p.mass, jnp.outer(force, wall.X / p.my))
+    return jnp.zeros_like(gamma), terms, f, overlap_crush(wall.touching, wall.depth, dmax)
 
 
 # Spheres that enclose the shapes: MEDUSA's spheres miss corner contacts until the surfaces overlap.
-LAW = ContactLaw(name="physical", pair_terms=pair_terms, broad_phase="enclosing")
+LAW = ContactLaw(name="physical", pair_terms=pair_terms, broad_phase="enclosing", wall_terms=wall_terms)

@@ -1,0 +1,157 @@
+"""Crash pulse: each vehicle's centre-of-mass acceleration during contact, at 10 kHz, raw and
+filtered with the SAE J211 CFC 60 filter (docs/crash-law.md).
+
+    from jaxmedusa.analysis.crash_pulse import PulseTracker, pulse_table
+    tracker = PulseTracker()
+    result = simulate(batch, state0, settings, tracker=tracker, record=False)
+    table = pulse_table(jax.tree.map(lambda x: x[0], result.metrics))   # pandas, one scenario
+
+`PulseTracker` (a solver tracker) records every vehicle's CM velocity on a fixed grid of
+`sample_rate` ticks that starts at the beginning of the first step with force-carrying
+contact (pairs or barriers, StepInfo.crash) and lasts `window` seconds: the velocity at each
+tick is interpolated linearly between the ends of the accepted step that contains it, so
+the grid does not depend on the step size (which must not exceed TICKS_PER_STEP ticks).
+`pulse_table` differentiates the velocities (central differences, numpy.gradient) into the
+raw 10 kHz acceleration and filters it.
+
+SAE J211-1 (2014) Appendix C, CFC filter: a 2-pole Butterworth low-pass in bilinear form,
+  wd = 2 pi CFC 2.0775,  wa = tan(wd T / 2),  T = 1 / sample rate,
+  a0 = wa^2 / (1 + sqrt2 wa + wa^2),  a1 = 2 a0,  a2 = a0,
+  b1 = -2 (wa^2 - 1) / (1 + sqrt2 wa + wa^2),  b2 = (-1 + sqrt2 wa - wa^2) / (1 + sqrt2 wa + wa^2),
+  Y[t] = a0 X[t] + a1 X[t-1] + a2 X[t-2] + b1 Y[t-1] + b2 Y[t-2],
+run forward and then backward over the data (phaseless, 4 poles in all; -3 dB at
+1.667 CFC = 100 Hz for CFC 60). This is scipy.signal.butter(2, 2.0775 CFC, fs=rate) (the
+bilinear transform with that prewarped cutoff) applied by scipy.signal.filtfilt;
+tests/analysis/test_crash_pulse.py checks the coefficients against the formulas above.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+from scipy.signal import butter, filtfilt
+
+from jaxmedusa.core.pytree import pytree_dataclass
+
+__all__ = ["PulseTracker", "PulseState", "pulse_table", "cfc_coefficients", "cfc_filter", "SAMPLE_RATE", "CFC_PREWARP",
+           "TICKS_PER_STEP"]
+
+SAMPLE_RATE = 10_000.0  # [Hz]
+CFC_PREWARP = 2.0775  # SAE J211: the 2-pole design frequency is 2.0775 CFC
+TICKS_PER_STEP = 3  # most ticks one step may contain (dt <= 3 / sample_rate)
+
+
+def cfc_coefficients(cfc: float = 60.0, sample_rate: float = SAMPLE_RATE):
+    """(b, a) of the J211 CFC 2-pole section, scipy's convention (a[0] = 1)."""
+    return butter(2, CFC_PREWARP * cfc, btype="low", fs=sample_rate)
+
+
+def cfc_filter(x, cfc: float = 60.0, sample_rate: float = SAMPLE_RATE, axis: int = 0):
+    """SAE J211 CFC filter of x (forward and backward pass, phaseless) along `axis`; data
+    too short for filtfilt's padding is returned unfiltered."""
+    x = np.asarray(x, float)
+    b, a = cfc_coefficients(cfc, sample_rate)
+    if x.shape[axis] <= 3 * max(len(a), len(b)):
+        return x.copy()
+    return filtfilt(b, a, x, axis=axis)
+
+
+@pytree_dataclass
+class PulseState:
+    """t0 () [s] start of the grid (-1 before any contact); v_prev (V, 3) [m/s] the velocity
+    after the last accepted step; v (N, V, 3) [m/s] the velocities at the ticks; filled (N,)
+    bool; fwd, left (V, 3) unit d1, d2 at the first contact; contact (N,) bool: some
+    contact during the tick's step."""
+
+    t0: jnp.ndarray
+    v_prev: jnp.ndarray
+    v: jnp.ndarray
+    filled: jnp.ndarray
+    fwd: jnp.ndarray
+    left: jnp.ndarray
+    contact: jnp.ndarray
+
+
+def _unit(x):
+    n = jnp.linalg.norm(x, axis=-1, keepdims=True)
+    return x / jnp.where(n > 0.0, n, 1.0)
+
+
+@dataclass(frozen=True)
+class PulseTracker:
+    """Solver tracker recording the crash pulse (module docstring). Hashable.
+    sample_rate [Hz]; window [s] recorded from the first contact."""
+
+    sample_rate: float = SAMPLE_RATE
+    window: float = 0.25
+
+    @property
+    def n_ticks(self) -> int:
+        return int(round(self.window * self.sample_rate)) + 1
+
+    def init(self, batch_item, state) -> PulseState:
+        vs = state.vehicles
+        n = vs.r.shape[0]
+        return PulseState(t0=jnp.asarray(-1.0), v_prev=vs.v, v=jnp.zeros((self.n_ticks, n, 3)),
+                          filled=jnp.zeros((self.n_ticks,), bool), fwd=_unit(vs.F[:, :, 0]),
+                          left=_unit(vs.F[:, :, 1]), contact=jnp.zeros((self.n_ticks,), bool))
+
+    def update(self, m: PulseState, batch_item, state, info) -> PulseState:
+        acc = info.accepted
+        vs = state.vehicles
+        t1 = state.clock.t
+        t_begin = t1 - info.dt
+        crash = info.crash.touching if info.crash is not None else jnp.zeros_like(batch_item.valid)
+        touching = jnp.any(crash & batch_item.valid) & acc
+        start = (m.t0 < 0.0) & touching
+        t0 = jnp.where(start, t_begin, m.t0)
+        h = 1.0 / self.sample_rate
+        v = jnp.where(start, m.v.at[0].set(m.v_prev), m.v)
+        filled = jnp.where(start, m.filled.at[0].set(True), m.filled)
+        contact = jnp.where(start, m.contact.at[0].set(True), m.contact)
+        running = acc & (t0 >= 0.0)
+        k0 = jnp.floor((t_begin - t0) / h + 1e-9).astype(jnp.int32) + 1  # first tick after the step's start
+        for j in range(TICKS_PER_STEP):
+            k = k0 + j
+            tk = t0 + k * h
+            inside = running & (tk <= t1 + 1e-12) & (tk > t_begin - 1e-12) & (k >= 0) & (k < self.n_ticks)
+            w = jnp.clip((tk - t_begin) / jnp.where(info.dt > 0.0, info.dt, 1.0), 0.0, 1.0)
+            kc = jnp.clip(k, 0, self.n_ticks - 1)
+            v = v.at[kc].set(jnp.where(inside, (1.0 - w) * m.v_prev + w * vs.v, v[kc]))
+            filled = filled.at[kc].set(filled[kc] | inside)
+            contact = contact.at[kc].set(contact[kc] | (inside & touching))
+        return PulseState(t0=t0, v_prev=jnp.where(acc, vs.v, m.v_prev), v=v, filled=filled,
+                          fwd=jnp.where(start, _unit(vs.F[:, :, 0]), m.fwd),
+                          left=jnp.where(start, _unit(vs.F[:, :, 1]), m.left), contact=contact)
+
+
+def pulse_table(m: PulseState, n_vehicles: int | None = None, cfc: float = 60.0,
+                sample_rate: float = SAMPLE_RATE) -> pd.DataFrame:
+    """One scenario's pulse (PulseState without a batch axis) as a DataFrame: one row per
+    vehicle (1-based) and tick: time [s], t_rel [s] since the first contact, in_contact, ax,
+    ay, az (world) and a_long, a_lat (along d1, d2 at the first contact) [m/s^2], raw and with
+    the suffix _cfc60 (J211 CFC filtered). Empty when there was no contact."""
+    m = jax.tree.map(np.asarray, m)
+    n = int(np.max(np.nonzero(m.filled)[0]) + 1) if m.filled.any() and m.t0 >= 0 else 0
+    tag = f"_cfc{int(cfc)}"
+    cols = ["vehicle", "time", "t_rel", "in_contact", "ax", "ay", "az", "a_long", "a_lat"]
+    cols += [f"{c}{tag}" for c in ("ax", "ay", "az", "a_long", "a_lat")]
+    if n < 3:
+        return pd.DataFrame({c: [] for c in cols})
+    nv = n_vehicles or m.v.shape[1]
+    h = 1.0 / sample_rate
+    a = np.gradient(m.v[:n, :nv], h, axis=0)  # raw 10 kHz acceleration, central differences
+    af = cfc_filter(a, cfc, sample_rate, axis=0)
+    t_rel = np.arange(n) * h
+    rows = []
+    for i in range(nv):
+        d = {"vehicle": np.full(n, i + 1), "time": float(m.t0) + t_rel, "t_rel": t_rel, "in_contact": m.contact[:n]}
+        for suffix, x in (("", a[:, i]), (tag, af[:, i])):
+            d[f"ax{suffix}"], d[f"ay{suffix}"], d[f"az{suffix}"] = x[:, 0], x[:, 1], x[:, 2]
+            d[f"a_long{suffix}"] = x @ m.fwd[i]
+            d[f"a_lat{suffix}"] = x @ m.left[i]
+        rows.append(pd.DataFrame(d))
+    return pd.concat(rows, ignore_index=True)[cols]

@@ -1,0 +1,189 @@
+"""The crush law: a structural contact law calibrated to crash tests, for one pair (no batch axis).
+
+Reconstruction practice (CRASH3, EDSMAC, PC-Crash) models a car's structure by its crush: a
+force per unit damage width that grows with crush depth, unloading along a steeper path so
+that crush stays, and friction between the vehicles. docs/crash-law.md derives the defaults
+and states their sources. Units: N, m, s.
+
+Loading (Campbell's line). With the residual crush C [m] and the damage width w [m],
+Campbell's relation is F/w = A + B C (A [N/m], B [N/m^2]); below the no-damage force A
+nothing stays. In terms of the dynamic crush x [m] (the overlap of the undeformed shape)
+this is the line F/w = B x with the permanent crush C = x_max - d0, d0 = A / B [m] (CRASH3's
+no-damage deflection): the peak force is w (A + B C) and the loading energy is CRASH3's
+w (A C + B C^2 / 2 + A^2 / 2B).
+
+Two bodies. The structures are springs in series: on loading vehicle i takes the share
+s_i = B_j / (B_i + B_j) of the pair's overlap delta, the pair's line is F/w = B_s delta with
+B_s = B_i B_j / (B_i + B_j), and its permanent overlap is delta_p = sum_i max(0, s_i delta_max
+- d0_i). A rigid barrier is B_j = infinity (s_vehicle = 1).
+
+Unloading (and reloading below delta_max): F/w = B_s delta_max ((delta - delta_p) /
+(delta_max - delta_p))^n, n = ContactParams.unload_exp >= 1. It lies below the loading line,
+so every load-unload cycle absorbs energy; it returns the fraction 2 (delta_max - delta_p) /
+((n + 1) delta_max) of the loading energy (restitution^2 without the rate term). delta_max,
+the largest overlap reached, is the pair's state (core.state.PairState.crush): permanent.
+
+Crush rate: F = w f(delta) max(0, 1 + zeta d(delta)/dt), zeta = ContactParams.crush_rate
+[s/m] (strain-rate stiffening on loading, a dashpot-like loss on unloading; its power is
+never positive). Friction: Coulomb, mu F, opposing the tangential sliding velocity v_t at the
+contact point, regularised as v_t / sqrt(|v_t|^2 + v_slip^2) (smooth and differentiable).
+
+Faces. The outward normal of vehicle i at the contact, in its body frame (u1 forward, u2
+left), weights its face coefficients: B = (max(u1,0)^2 B_front + max(-u1,0)^2 B_rear +
+u2^2 B_side) / (u1^2 + u2^2), the same for A (continuous in the contact direction).
+
+Width: the engaged width w is the overlap of the two bodies' extents along the horizontal
+tangent t = E3 x n (shapes/support.py; the superellipsoid of eps1, eps2), at least
+ContactParams.width_min; the force points move along t to the middle of the engaged
+interval, so the force's yaw moment is that of the engaged region.
+
+Forces enter like an applied force of eq. (1.31): dv = f/m, dW[:, i] = X^i f / my^i, equal
+and opposite on the two bodies, so linear momentum is conserved exactly. The law does not
+need MEDUSA's shrink-on-contact step rule (shrink_on_contact=False).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from jaxmedusa.contact.shapes.frames import inv3
+from jaxmedusa.contact.shapes.support import extent, horizontal_tangent
+from jaxmedusa.contact.types import ContactLaw, ContactTerms, Crush, material_point_velocity
+from jaxmedusa.core.safe_math import TINY, normalize, safe_pow
+
+__all__ = ["CrushForce", "crush_force", "friction_force", "face_coefficients", "applied_terms", "engaged_width",
+           "pair_terms", "wall_terms", "LAW", "FRONT", "REAR", "SIDE"]
+
+FRONT, REAR, SIDE = 0, 1, 2  # order of VehicleParams.crush_a / crush_b
+
+
+class CrushForce(NamedTuple):
+    """The crush law's answer for one contact: force () normal force [N] (>= 0); dmax () new
+    largest overlap [m]; crush (2,) dynamic crush of body 1, body 2 [m]; residual (2,)
+    permanent crush [m]; power (2,) power into each structure [W] (negative while unloading
+    returns energy)."""
+
+    force: jnp.ndarray
+    dmax: jnp.ndarray
+    crush: jnp.ndarray
+    residual: jnp.ndarray
+    power: jnp.ndarray
+
+
+def crush_force(delta, rate, dmax, width, a1, b1, a2, b2, unload_exp, crush_rate) -> CrushForce:
+    """Normal force of two crushable structures in series (module docstring).
+
+    delta [m]: overlap (> 0 when touching; <= 0 gives no force); rate [m/s]: d(delta)/dt
+    (> 0 closing); dmax [m]: largest overlap so far (state); width [m]; a_i [N/m], b_i
+    [N/m^2]: Campbell coefficients of the faces in contact; b2 = inf for a rigid barrier (a2
+    unused). unload_exp [-] >= 1; crush_rate [s/m].
+    """
+    rigid2 = jnp.isinf(b2)
+    b2f = jnp.where(rigid2, 1.0, b2)
+    s1 = jnp.where(rigid2, 1.0, b2f / (b1 + b2f))  # share of the overlap on body 1 (series springs)
+    shares = jnp.stack([s1, 1.0 - s1])
+    b_s = jnp.where(rigid2, b1, b1 * b2f / (b1 + b2f))
+    d0 = jnp.stack([a1 / b1, jnp.where(rigid2, 0.0, a2 / b2f)])  # CRASH3 no-damage deflections
+    d = jnp.maximum(delta, 0.0)
+    dmax_new = jnp.maximum(dmax, d)
+    xmax = shares * dmax_new  # each structure's largest crush
+    xp = jnp.maximum(xmax - d0, 0.0)  # permanent: Campbell's C = x_max - A/B
+    dp = jnp.sum(xp)
+    span = dmax_new - dp  # >= 0; the elastic part sum_i min(x_max_i, d0_i)
+    ok = span > TINY
+    ratio = jnp.clip((d - dp) / jnp.where(ok, span, 1.0), 0.0, 1.0)
+    f_path = b_s * dmax_new * safe_pow(ratio, unload_exp)  # = b_s d on the loading line (d = dmax)
+    f = width * f_path * jnp.maximum(1.0 + crush_rate * rate, 0.0)
+    f = jnp.where(delta > 0.0, f, 0.0)
+    # each structure's crush on the path: on loading the series shares; on unloading each
+    # recovers in proportion to its elastic part (x_max_i - x_p_i)
+    loading = d >= dmax
+    c_unl = jnp.where(ok, (xmax - xp) / jnp.where(ok, span, 1.0), shares)
+    crush = jnp.where(loading, shares * d, xp + c_unl * jnp.maximum(d - dp, 0.0))
+    share = jnp.where(loading, shares, c_unl)
+    power = f * share * jnp.where(d - dp > 0.0, rate, 0.0)
+    return CrushForce(force=f, dmax=dmax_new, crush=crush, residual=xp, power=power)
+
+
+def friction_force(normal_force, v_slide, mu, v_slip):
+    """Regularised Coulomb friction [N] (3,) opposing the sliding velocity v_slide (3,) [m/s]:
+    -mu N v / sqrt(|v|^2 + v_slip^2) (smooth; its power is never positive)."""
+    s = jnp.sum(v_slide * v_slide)
+    return -mu * normal_force * v_slide / jnp.sqrt(s + v_slip * v_slip)
+
+
+def face_coefficients(crush_a, crush_b, F, n_out):
+    """(A [N/m], B [N/m^2]) of the face of a vehicle whose outward normal at the contact is
+    n_out (3,): the face coefficients (front, rear, side) weighted by the squared components
+    of n_out along the unit forward (d1) and left (d2) directors."""
+    u1 = jnp.dot(n_out, normalize(F[:, 0]))
+    u2 = jnp.dot(n_out, normalize(F[:, 1], jnp.array([0.0, 1.0, 0.0])))
+    w = jnp.stack([jnp.maximum(u1, 0.0) ** 2, jnp.maximum(-u1, 0.0) ** 2, u2 * u2])
+    s = jnp.sum(w)
+    w = jnp.where(s > TINY, w / jnp.where(s > TINY, s, 1.0), 1.0 / 3.0)  # a vertical normal: the mean
+    return jnp.dot(w, crush_a), jnp.dot(w, crush_b)
+
+
+def applied_terms(force, X, params) -> ContactTerms:
+    """ContactTerms of a force (3,) [N] acting at the material point X (3,) [m] of a vehicle:
+    dv = f/m, dW[:, i] = X^i f / my^i (eq. 1.31, an applied force through the mass matrix)."""
+    z3, z33 = jnp.zeros_like(force), jnp.zeros((3, 3), force.dtype)
+    return ContactTerms(z3, z33, force / params.mass, jnp.outer(force, X / params.my))
+
+
+def engaged_width(lo1, hi1, lo2, hi2, width_min):
+    """(width [m], middle [m]) of the overlap of two intervals along t (at least width_min;
+    the middle of the two centres when they do not overlap)."""
+    lo, hi = jnp.maximum(lo1, lo2), jnp.minimum(hi1, hi2)
+    mid = jnp.where(hi > lo, 0.5 * (lo + hi), 0.25 * (lo1 + hi1 + lo2 + hi2))
+    return jnp.maximum(hi - lo, width_min), mid
+
+
+def pair_terms(geom, gamma, dmax, m1, m2, p1, p2, cp):
+    """The ContactLaw interface (contact.types.ContactLaw) for one vehicle pair.
+
+    geom: PairGeometry (phi1 < 0 overlap, n1 outward normal of body 1, T1, T2); dmax () [m];
+    m1, m2: Motion with the predicted r, F; p1, p2: VehicleParams (mass, my, contact_axes,
+    crush_a, crush_b); cp: ContactParams (mu, v_slip, crush_rate, unload_exp, width_min,
+    eps1, eps2). Returns (zeros (2,), terms1, terms2, force [N], Crush)."""
+    n = geom.n1
+    t = horizontal_tangent(n)
+    lo1, hi1 = extent(m1.r, m1.F, p1.contact_axes, t, cp.eps1, cp.eps2)
+    lo2, hi2 = extent(m2.r, m2.F, p2.contact_axes, t, cp.eps1, cp.eps2)
+    width, mid = engaged_width(lo1, hi1, lo2, hi2, cp.width_min)
+    T1 = geom.T1 + (mid - jnp.dot(t, geom.T1)) * t
+    T2 = geom.T2 + (mid - jnp.dot(t, geom.T2)) * t
+    X1, X2 = inv3(m1.F) @ (T1 - m1.r), inv3(m2.F) @ (T2 - m2.r)
+    a1, b1 = face_coefficients(p1.crush_a, p1.crush_b, m1.F, n)
+    a2, b2 = face_coefficients(p2.crush_a, p2.crush_b, m2.F, -n)
+    v_rel = material_point_velocity(m2, X2) - material_point_velocity(m1, X1)
+    rate = -jnp.dot(v_rel, n)  # closing speed [m/s]
+    delta = jnp.where(geom.touching, -geom.phi1, 0.0)
+    out = crush_force(delta, rate, dmax, width, a1, b1, a2, b2, cp.unload_exp, cp.crush_rate)
+    v_t = v_rel - jnp.dot(v_rel, n) * n
+    f2 = out.force * n + friction_force(out.force, v_t, cp.mu, cp.v_slip)  # on body 2
+    crush = Crush(touching=geom.touching & (out.force > 0.0), dmax=out.dmax, crush=out.crush,
+                  residual=out.residual, power=out.power)
+    return jnp.zeros_like(gamma), applied_terms(-f2, X1, p1), applied_terms(f2, X2, p2), out.force, crush
+
+
+def wall_terms(wall, gamma, dmax, m, p, cp):
+    """The ContactLaw wall interface: one vehicle (Motion m, VehicleParams p) against a rigid
+    barrier (WallContact wall): crush_force with a rigid second body (B = infinity) and
+    friction mu_barrier. Returns (gamma, terms, force [N], Crush)."""
+    v_p = material_point_velocity(m, wall.X)
+    rate = -jnp.dot(v_p, wall.n)  # closing speed [m/s]
+    depth = jnp.where(wall.touching, wall.depth, 0.0)
+    a, b = face_coefficients(p.crush_a, p.crush_b, m.F, -wall.n)
+    out = crush_force(depth, rate, dmax, wall.width, a, b, 0.0, jnp.inf, cp.unload_exp, cp.crush_rate)
+    v_t = v_p - jnp.dot(v_p, wall.n) * wall.n
+    f = out.force * wall.n + friction_force(out.force, v_t, cp.mu_barrier, cp.v_slip)
+    crush = Crush(touching=wall.touching & (out.force > 0.0), dmax=out.dmax, crush=out.crush,
+                  residual=out.residual, power=out.power)
+    return gamma, applied_terms(f, wall.X, p), out.force, crush
+
+
+# Enclosing spheres (corner contacts start before the surfaces overlap); constant steps.
+LAW = ContactLaw(name="crush", pair_terms=pair_terms, broad_phase="enclosing", wall_terms=wall_terms,
+                 shrink_on_contact=False)
