@@ -13,11 +13,13 @@ state at T interpolated between that step's two ends t0 <= T <= t1 (`interpolate
 Why this is enough: eq. (1.52) is first order, its global error O(h) (h the step: 5e-5 s,
 down to 3.5e-6 s in contact). Between two steps the scheme's own points follow a smooth
 path to O(h^2) only (r_n+1 - r_n = h v_n, not h (v_n + v_n+1) / 2), so any interpolant
-of the step's two ends is O(h^2) from it: the Hermite cubic by at most 0.048 |a| h^2 for
-an acceleration a (|s (s - 1)(s - 1/2)| h^2 |a|, s the fraction of the step), linear v by
-h^2 |da/dt| / 8. At h = 5e-5 s and |a| = 10 m/s^2 that is 1.2e-9 m, far below the
-scheme's own O(h) error and below the 7 digits MEDUSA's "%e" prints. A higher order
-would need more than two points per save time and buy nothing. In contact the MEDUSA
+of the step's two ends is O(h^2) from it. Against "a step of s = sigma h that ends at the
+save time" (r_n + s v_n) the Hermite r differs by exactly h sigma^2 (1 - sigma)
+|v_n+1 - v_n| <= 4/27 |a| h^2 for an acceleration a (F likewise with W), linear v by
+s (h - s) |da/dz1 . z2| (tests/solver/test_save_grid.py checks both, the second by its
+h^2 scaling). At h = 5e-5 s and |a| = 10 m/s^2 that is 4e-9 m, far below the scheme's own
+O(h) error and below the 7 digits MEDUSA's "%e" prints. A higher order would need more
+than two points per save time and buy nothing. In contact the MEDUSA
 law adds a position term to the rate of r (gamma1 n, eq. 1.52), so Hermite's slopes v are
 off there by that term; the ends still match and the step is below 5e-6 s.
 

@@ -111,6 +111,9 @@ def test_sensitivity_bars_with_confidence_intervals():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["offset", "speed", "mass"]
     morris = figs["morris"].axes[0]
     assert {p.get_gid() for p in morris.patches} == {"bar-mu_star", "bar-sigma"}
+    # sigma has no interval (conf NaN): no error bar for it, one per mu_star bar
+    bars = [c for c in morris.containers if hasattr(c, "has_yerr")]
+    assert [c.has_yerr for c in bars] == [True, False]
 
 
 def test_plot_results_dispatches_on_the_folder(tmp_path):
