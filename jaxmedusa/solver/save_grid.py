@@ -100,9 +100,10 @@ def hermite(s, h, x0, dx0, x1, dx1):
     return h00 * x0 + h10 * h * dx0 + h01 * x1 + h11 * h * dx1
 
 
-def interpolate(state: SimState, prev: Prev, target) -> SimState:
+def interpolate(state: SimState, prev: Prev, target, valid) -> SimState:
     """The state at `target` [B] between prev (t0 <= target) and state (t1 >= target):
     r, F cubic Hermite with rates v, W; v, W linear (module docstring); clock.t = target.
+    Padding vehicles (valid [B, V] False) never move, whatever their v: linear for them.
     Where t1 == t0 (no step yet) or target is +inf, the state itself. Other leaves are the
     state's."""
     t0, t1 = prev.t, state.clock.t
@@ -118,9 +119,14 @@ def interpolate(state: SimState, prev: Prev, target) -> SimState:
     vs = state.vehicles
     hv, sv = axes(h, vs.r), axes(s, vs.r)
     hm, sm = axes(h, vs.F), axes(s, vs.F)
+
+    def lerp(x0, x1, w):
+        return x0 + w * (x1 - x0)
+
+    moves = valid[..., None]
     vs = replace(vs,
-                 r=hermite(sv, hv, prev.r, prev.v, vs.r, vs.v),
-                 F=hermite(sm, hm, prev.F, prev.W, vs.F, vs.W),
-                 v=prev.v + sv * (vs.v - prev.v),
-                 W=prev.W + sm * (vs.W - prev.W))
+                 r=jnp.where(moves, hermite(sv, hv, prev.r, prev.v, vs.r, vs.v), lerp(prev.r, vs.r, sv)),
+                 F=jnp.where(moves[..., None], hermite(sm, hm, prev.F, prev.W, vs.F, vs.W), lerp(prev.F, vs.F, sm)),
+                 v=lerp(prev.v, vs.v, sv),
+                 W=lerp(prev.W, vs.W, sm))
     return replace(state, vehicles=vs, clock=replace(state.clock, t=target))

@@ -160,7 +160,7 @@ def _advance(batch: Batch, carry, settings: Settings, n_slots: int, tracker=None
                       bound)
         st, metrics, prev = c
         take = save_grid.reached(st, target, settings) & (st.clock.status == Status.OK)
-        sample = _sample(batch, save_grid.interpolate(st, prev, target), take) if record else None
+        sample = _sample(batch, save_grid.interpolate(st, prev, target, batch.valid), take) if record else None
         return (_mark_saved(st, take, target), metrics, prev), sample
 
     carry, samples = jax.lax.scan(slot, carry, None, length=n_slots)
