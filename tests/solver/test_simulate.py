@@ -8,6 +8,7 @@ import pytest
 
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
+from jaxmedusa.core.pytree import replace as pytree_replace
 from jaxmedusa.physics.vehicle import vehicle_params
 from jaxmedusa.solver.simulate import simulate
 from jaxmedusa.core.status import Status
@@ -136,8 +137,13 @@ def test_padded_vehicles_do_not_change_results(models):
 
 def test_nan_scenario_is_flagged_and_neighbours_unaffected(models):
     good = single(models[0], speed=20.0, steering_deg=2.0)
-    bad = single(models[0], speed=float("nan"))
-    res = run([good, bad, good], end_time=0.1, save_every=0.05)
+    settings = Settings(end_time=0.1, save_every=0.05)
+    batch, state = build_batch([good, good, good], dt=settings.dt)
+    # the builder rejects a NaN speed (bad input), so the NaN goes into the built state:
+    # scenario 1's forward velocity
+    v = state.vehicles.v.at[1, 0, 0].set(math.nan)
+    state = pytree_replace(state, vehicles=pytree_replace(state.vehicles, v=v))
+    res = simulate(batch, state, settings)
     status = np.asarray(res.final.clock.status)
     assert status.tolist() == [Status.OK, Status.NAN, Status.OK]
     alone = run(good, end_time=0.1, save_every=0.05)

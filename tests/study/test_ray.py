@@ -63,3 +63,29 @@ def test_local_ray_gives_the_plain_table(tmp_path):
     again = run_study(st, out=tmp_path / "ray", resume=True, progress=False)
     assert again.chunks_run == [] and again.chunks_skipped == [0, 1] and rows_equal(table(tmp_path / "ray"), b)
     assert os.environ.get("RAY_ADDRESS") is None
+
+
+@pytest.mark.slow  # starts three Ray nodes (~1 min on 2 cores); run with -m slow
+def test_cluster_at_an_address_with_several_nodes(tmp_path):
+    """The --address path on a real multi-node Ray cluster (three raylets on this machine,
+    ray.cluster_utils): the head has no CPU, so every chunk must run on a worker node and
+    reach the driver through the shared folder; the table equals a plain run's."""
+    ray = pytest.importorskip("ray", reason="Ray is the optional extra jaxmedusa[ray]")
+    from ray.cluster_utils import Cluster
+
+    from jaxmedusa.study.ray_backend import run_study_ray
+
+    st = study(small_offset(n=4))  # 2 chunks of 2
+    plain = run_study(st, out=tmp_path / "plain", progress=False)
+    cluster = Cluster(initialize_head=True, head_node_args=dict(num_cpus=0, include_dashboard=False,
+                                                                object_store_memory=80 * 1024**2))
+    try:
+        for _ in range(2):
+            cluster.add_node(num_cpus=1, object_store_memory=80 * 1024**2)
+        cluster.wait_for_nodes()
+        s = run_study_ray(st, out=tmp_path / "ray", progress=False, address=cluster.address)
+        assert not ray.is_initialized()  # joined the cluster for the run, then left it
+    finally:
+        cluster.shutdown()
+    assert plain.complete and s.complete and sorted(s.chunks_run) == [0, 1]
+    assert rows_equal(table(tmp_path / "ray"), table(tmp_path / "plain"))
