@@ -47,8 +47,11 @@ def run(
                   f"t = {s.end_time:g} s, dt = {s.dt:g} s, save every {s.save_every:g} s; "
                   f"{int(clock.steps[0])} steps in {result.wall_time:.2f} s wall; status [bold]{status.label}[/]"
                   + ("" if status == Status.OK else f" ({status.message})"))
+    rows = summary_rows(result)
     table = Table("vehicle", "x [m]", "y [m]", "z [m]", "speed [m/s]", "heading [deg]", "E start [J]", "E end [J]")
-    for row in summary_rows(result):
+    if rows:
+        table.title = f"at t = {rows[0]['time']:g} s (the table's last row)"
+    for row in rows:
         table.add_row(str(row["vehicle"]), f"{row['x']:.3f}", f"{row['y']:.4f}", f"{row['z']:.4f}",
                       f"{row['speed']:.3f}", f"{row['heading_deg']:.3f}", f"{row['energy_start']:.1f}",
                       f"{row['energy_end']:.1f}")

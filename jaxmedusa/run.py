@@ -18,6 +18,7 @@ from jaxmedusa.core.safe_math import heading
 from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.io.scenario_toml import load_scenario
 from jaxmedusa.io.tables import write_pulse, write_trajectory
+from jaxmedusa.solver.save_grid import prev_of
 from jaxmedusa.solver.simulate import Samples, SimResult, advance, finish, init_metrics
 from jaxmedusa.solver.trackers import CombinedTracker
 
@@ -72,9 +73,11 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     start = time.perf_counter()
     metrics = init_metrics(batch, state, tracker)
     chunks = []
+    prev = prev_of(state)  # the state before the last accepted step, carried between chunks
     n_chunks = math.ceil(settings.n_samples / SLOTS_PER_CHUNK)
     for i in range(n_chunks):
-        (state, metrics), samples = advance(batch, state, metrics, settings, SLOTS_PER_CHUNK, tracker)
+        (state, metrics, prev), samples = advance(batch, state, metrics, settings, SLOTS_PER_CHUNK, tracker,
+                                                  prev=prev)
         chunks.append(jax.device_get(samples))
         if progress is not None:
             progress(float(state.clock.t[0]) / settings.end_time)
@@ -124,16 +127,19 @@ def run_metadata(scenario: Scenario, settings: Settings, batch) -> dict:
 
 
 def summary_rows(out: RunOutput) -> list[dict]:
-    """One summary dict per vehicle (1-based numbers): final position, speed, heading, energy."""
-    s, fin = out.result.samples, out.result.final.vehicles
+    """One summary dict per vehicle (1-based numbers): time, position, speed, heading and
+    energy at the last saved sample (end_time, or the last save time before a failure),
+    i.e. the trajectory table's last row, not the final state a fraction of a step later."""
+    s = out.result.samples
     last = int(np.nonzero(np.asarray(s.saved[0]))[0][-1])
+    r, F, v = (np.asarray(x[0, last]) for x in (s.r, s.F, s.v))
     rows = []
     for i in range(len(out.scenario.vehicles)):
-        heading_rad = float(heading(jnp.asarray(fin.F[0, i])))
+        heading_rad = float(heading(jnp.asarray(F[i])))
         rows.append(dict(
-            vehicle=i + 1,
-            x=float(fin.r[0, i, 0]), y=float(fin.r[0, i, 1]), z=float(fin.r[0, i, 2]),
-            speed=float(np.hypot(fin.v[0, i, 0], fin.v[0, i, 1])),
+            vehicle=i + 1, time=float(s.t[0, last]),
+            x=float(r[i, 0]), y=float(r[i, 1]), z=float(r[i, 2]),
+            speed=float(np.hypot(v[i, 0], v[i, 1])),
             heading_deg=math.degrees(heading_rad),
             energy_start=float(s.energy[0, 0, i]), energy_end=float(s.energy[0, last, i]),
         ))

@@ -23,5 +23,5 @@ cp "$R/plots/evade/plan_view.png" $G/evade_plan.png
 cp "$R/plots/evade/histories.png" $G/evade_histories.png
 cp "$R/plots/banked/plan_view.png" $G/banked_plan.png
 cp "$R/plots/banked/histories.png" $G/banked_histories.png
-cp "$R/plots/offset-grid/sweep_delta_v.png" $G/offset_grid_delta_v.png   # not yet in gallery.md
+cp "$R/plots/offset-grid/sweep_delta_v.png" $G/offset_grid_delta_v.png
 jaxmedusa animate "$R/offset" --moving --speed 0.5 --fps 10 --out $G/offset_moving.gif

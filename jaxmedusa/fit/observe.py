@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
+from jaxmedusa.solver.save_grid import hermite  # the tables' save grid interpolates the same way
+
 __all__ = ["ObservationTracker", "Observed", "hermite"]
 
 
@@ -30,14 +32,6 @@ class Observed(NamedTuple):
     F: jnp.ndarray  # (T, V, 3, 3) directors as columns
     v: jnp.ndarray  # (T, V, 3) [m/s]
     seen: jnp.ndarray  # (T,) bool: the time was crossed
-
-
-def hermite(s, h, x0, dx0, x1, dx1):
-    """Cubic Hermite interpolation at fraction s of an interval of length h between x0 and
-    x1 with rates dx0 and dx1 (s broadcasts against the values' leading axes)."""
-    h00, h10 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s
-    h01, h11 = -2 * s**3 + 3 * s**2, s**3 - s**2
-    return h00 * x0 + h10 * h * dx0 + h01 * x1 + h11 * h * dx1
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,12 @@
 
 Speed is the table's horizontal speed sqrt(vx^2 + vy^2) [m/s]; the yaw rate [deg/s] is the
 rate of the heading atan2(d12, d11) (run_data.yaw_rate). Contact episodes shade the time
-axis. The crash pulse table (another module writes it) has columns time, vehicle and
-acceleration columns: those named with "raw" are drawn thin, "filt" thick, others plain.
+axis. The crash pulse table (analysis/crash_pulse.py writes it with the crush law: columns
+vehicle, time, t_rel, in_contact, ax, ay, az, a_long, a_lat [m/s^2], raw and with a _cfc60
+suffix) is drawn as the longitudinal pulse a_long, raw thin and CFC-filtered thick, on its
+own time axis (the pulse lasts ~0.1 s of a run of seconds). Another table with time,
+vehicle and acceleration columns is drawn column by column: names with "raw" thin, "filt"
+thick, others plain. An empty pulse table (no contact) draws no third axes.
 """
 from __future__ import annotations
 
@@ -16,10 +20,26 @@ from matplotlib.figure import Figure
 from jaxmedusa.plot.plan_view import vehicle_color
 from jaxmedusa.plot.run_data import RunData, yaw_rate
 
+_NOT_PULSE = ("time", "vehicle", "scenario", "sample_id", "t_rel", "in_contact")
+
 
 def _pulse_columns(pulse: pd.DataFrame) -> list[str]:
-    return [c for c in pulse.columns if c not in ("time", "vehicle", "scenario", "sample_id")
-            and pd.api.types.is_numeric_dtype(pulse[c])]
+    """The acceleration columns to draw: a_long and its filtered versions (a_long_cfc<N>)
+    for the crash_pulse.py table, else every numeric, non-boolean column but time and ids."""
+    if pulse is None or pulse.empty:
+        return []
+    if "a_long" in pulse.columns:
+        return ["a_long"] + sorted(c for c in pulse.columns if c.startswith("a_long_cfc"))
+    return [c for c in pulse.columns if c not in _NOT_PULSE and pd.api.types.is_numeric_dtype(pulse[c])
+            and not pd.api.types.is_bool_dtype(pulse[c])]
+
+
+def _pulse_style(column: str) -> dict:
+    if "raw" in column or column == "a_long":
+        return dict(lw=0.6, alpha=0.6)
+    if "filt" in column or "_cfc" in column:
+        return dict(lw=1.6)
+    return dict(lw=1.0)
 
 
 def _shade_contacts(ax, run: RunData) -> None:
@@ -32,12 +52,14 @@ def _shade_contacts(ax, run: RunData) -> None:
 
 
 def histories_figure(run: RunData) -> Figure:
-    """Figure with 2 axes (speed, yaw rate) or 3 (and the crash pulse), sharing the time axis."""
+    """Figure with 2 axes (speed, yaw rate; one time axis) or 3 (and the crash pulse, on the
+    pulse's own time span)."""
     pulse = run.crash_pulse
-    cols = _pulse_columns(pulse) if pulse is not None else []
+    cols = _pulse_columns(pulse)
     n = 3 if cols else 2
     fig = Figure(figsize=(9, 2.4 * n + 0.6), layout="constrained")
-    axes = fig.subplots(n, 1, sharex=True)
+    axes = fig.subplots(n, 1)
+    axes[1].sharex(axes[0])
     for veh in run.vehicles:
         rows = run.vehicle(veh["number"])
         t = rows["time"].to_numpy()
@@ -48,18 +70,21 @@ def histories_figure(run: RunData) -> Figure:
         if cols:
             p = pulse[pulse["vehicle"] == veh["number"]].sort_values("time")
             for c in cols:
-                style = dict(lw=0.6, alpha=0.6) if "raw" in c else dict(lw=1.6) if "filt" in c else dict(lw=1.0)
-                axes[2].plot(p["time"], p[c], color=color, label=f"{label}: {c}", **style)
+                axes[2].plot(p["time"], p[c], color=color, label=f"{label}: {c}", **_pulse_style(c))
     axes[0].set_ylabel("speed [m/s]")
     axes[1].set_ylabel("yaw rate [deg/s]")
-    if cols:
-        axes[2].set_ylabel("crash pulse")
-        axes[2].legend(fontsize="x-small", ncol=2)
-    for ax in axes:
+    for ax in axes[:2]:
         _shade_contacts(ax, run)
         ax.grid(alpha=0.3)
+    axes[0].tick_params(labelbottom=False)
+    axes[1].set_xlabel("time [s]")
+    if cols:
+        long = "a_long" in cols
+        axes[2].set_ylabel("longitudinal pulse [m/s^2]" if long else "crash pulse")
+        axes[2].set_xlabel("time [s] (crash pulse" + (": thin raw, thick CFC filtered)" if long else ")"))
+        axes[2].legend(fontsize="x-small", ncol=2)
+        axes[2].grid(alpha=0.3)
     axes[0].legend(fontsize="small")
-    axes[-1].set_xlabel("time [s]")
     axes[0].set_title(f"{run.name}: time histories" + (" (grey: contact)" if run.events is not None
                                                          and len(run.events) else ""))
     return fig

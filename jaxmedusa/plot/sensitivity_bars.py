@@ -46,8 +46,9 @@ def sensitivity_figures(table: pd.DataFrame) -> dict[str, Figure]:
             for k, name in enumerate(idx):
                 s = t[t["index"] == name].set_index("parameter").reindex(params)
                 conf = s["conf"].to_numpy(float)
+                # an index without an interval (Morris sigma and mu) gets no error bar, not a 0-wide one
                 ax.bar(pos + (k - (len(idx) - 1) / 2) * width, s["value"].to_numpy(float), width,
-                       yerr=np.where(np.isfinite(conf), conf, 0.0), capsize=3, label=name, gid=f"bar-{name}")
+                       yerr=conf if np.isfinite(conf).any() else None, capsize=3, label=name, gid=f"bar-{name}")
             ax.set_xticks(pos, params)
             ax.axhline(0.0, color="0.3", lw=0.6)
             ax.set_title(out, fontsize="medium")

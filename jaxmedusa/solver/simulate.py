@@ -8,8 +8,10 @@
 `simulate` is jitted (settings are static). A batch has a leading axis [B] on every leaf;
 per-vehicle leaves have [B, V]. Each scenario integrates with its own t and dt under the
 step control `settings.step_control` (solver/step_control.py) until the control says it is
-done (MEDUSA's rule: t > end_time), and saves samples as main.c does: at t = 0 and then
-whenever t - t_last_save >= 0.999999 * save_every (so sample times are the scenario's own).
+done (MEDUSA's rule: t > end_time). Samples lie on the exact grid t = k * save_every and
+at end_time: each is the state interpolated between the two accepted steps around its
+time (solver/save_grid.py), so saving never changes a step (main.c instead saves the first
+step with t - t_last_save >= 0.999999 * save_every, whose times drift after a contact).
 
 Result: `samples` (Samples with leaves [B, S, ...], S = settings.n_samples, rows with
 saved=False are unused), `final` (the SimState after the last step) and `metrics`.
@@ -24,6 +26,9 @@ checkpointed loop (a `lax.scan` of `max_steps` steps with a rematerialised body;
 a scenario is done are masked no-ops), through which `jax.grad` passes, trackers included.
 `max_steps` bounds each loop: the whole run with record=False, each save interval with
 record=True; with the "constant" step control it defaults to the steps needed.
+
+`advance` runs a given number of save slots and carries, besides the state and metrics,
+the state before the last accepted step (save_grid.Prev) from one call to the next.
 """
 from __future__ import annotations
 
@@ -40,12 +45,12 @@ from jaxmedusa.core.pytree import replace
 from jaxmedusa.core.state import SimState
 from jaxmedusa.core.status import Status
 from jaxmedusa.physics.vehicle import energy_medusa, energy_total
+from jaxmedusa.solver import save_grid
 from jaxmedusa.solver.step import predict, scenario_step
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 
 __all__ = ["simulate", "simulate_fixed", "advance", "finish", "init_metrics", "Samples", "SimResult", "ADJOINTS"]
 
-SAVE_TOLERANCE = 0.999999  # main.c save_data_point()
 ADJOINTS = ("forward", "checkpointed")
 
 
@@ -74,11 +79,6 @@ def _running(state: SimState, settings: Settings):
     return control.running(state.clock, settings) & (state.clock.status == Status.OK)
 
 
-def _needs_step(state: SimState, settings: Settings):
-    c = state.clock
-    return _running(state, settings) & (c.t - c.t_saved < SAVE_TOLERANCE * settings.save_every)
-
-
 def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
     """One step of every scenario where `active` [B], then the tracker update."""
     state, metrics = carry
@@ -101,10 +101,12 @@ def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
 
 def _loop(batch, carry, settings, tracker, condition, adjoint: str, max_steps: int | None):
     """Step every scenario while condition(state) [B] holds for any: a while_loop (forward
-    mode), or `max_steps` checkpointed scan steps (reverse mode too). Same step either way."""
+    mode), or `max_steps` checkpointed scan steps (reverse mode too). Same step either way.
+    carry: (state, metrics, prev), prev a save_grid.Prev kept up to date, or None."""
 
     def body(c):
-        return _step_batch(batch, c, condition(c[0]), settings, tracker)
+        state, metrics = _step_batch(batch, c[:2], condition(c[0]), settings, tracker)
+        return state, metrics, (None if c[2] is None else save_grid.after_step(c[2], c[0], state))
 
     if adjoint == "forward":
         return jax.lax.while_loop(lambda c: jnp.any(condition(c[0])), body, carry)
@@ -123,9 +125,9 @@ def _sample(batch: Batch, state: SimState, take) -> Samples:
     return Samples(saved=take, t=state.clock.t, r=vs.r, F=vs.F, v=vs.v, W=vs.W, energy=e, energy_medusa=em)
 
 
-def _mark_saved(state: SimState, take) -> SimState:
+def _mark_saved(state: SimState, take, target) -> SimState:
     c = state.clock
-    return replace(state, clock=replace(c, t_saved=jnp.where(take, c.t, c.t_saved)))
+    return replace(state, clock=replace(c, t_saved=jnp.where(take, target, c.t_saved)))
 
 
 def _check(settings: Settings, adjoint: str, max_steps, per_slot: bool):
@@ -146,16 +148,20 @@ def _check(settings: Settings, adjoint: str, max_steps, per_slot: bool):
 
 def _advance(batch: Batch, carry, settings: Settings, n_slots: int, tracker=None, record: bool = True,
              adjoint: str = "forward", max_steps=None):
-    """Run n_slots save slots: step each scenario to its next save time, then save."""
+    """Run n_slots save slots on carry (state, metrics, prev): step each scenario until its
+    clock reaches its next save time (save_grid.next_save_time), then save the state
+    interpolated to that time (prev None: record=False, nothing to interpolate)."""
     bound = _check(settings, adjoint, max_steps, per_slot=True)
 
     def slot(c, _):
+        target = save_grid.next_save_time(c[0].clock.t_saved, settings)
         if record or adjoint == "forward":  # (a record=False slot takes no step: skip its scan)
-            c = _loop(batch, c, settings, tracker, lambda s: _needs_step(s, settings), adjoint, bound)
-        st, metrics = c
-        take = (st.clock.t <= settings.end_time) & (st.clock.status == Status.OK)
-        st = _mark_saved(st, take)
-        return (st, metrics), (_sample(batch, st, take) if record else None)
+            c = _loop(batch, c, settings, tracker, lambda s: _running(s, settings) & (s.clock.t < target), adjoint,
+                      bound)
+        st, metrics, prev = c
+        take = save_grid.reached(st, target, settings) & (st.clock.status == Status.OK)
+        sample = _sample(batch, save_grid.interpolate(st, prev, target, batch.valid), take) if record else None
+        return (_mark_saved(st, take, target), metrics, prev), sample
 
     carry, samples = jax.lax.scan(slot, carry, None, length=n_slots)
     if record:
@@ -170,14 +176,19 @@ def init_metrics(batch: Batch, state: SimState, tracker):
 
 @partial(jax.jit, static_argnames=("settings", "n_slots", "tracker", "record", "adjoint", "max_steps"))
 def advance(batch: Batch, state: SimState, metrics, settings: Settings, n_slots: int, tracker=None, record=True,
-            adjoint: str = "forward", max_steps: int | None = None):
-    """Advance a batch by `n_slots` save slots: ((state, metrics), Samples [B, n_slots, ...])."""
-    return _advance(batch, (state, metrics), settings, n_slots, tracker, record, adjoint, max_steps)
+            adjoint: str = "forward", max_steps: int | None = None, prev=None):
+    """Advance a batch by `n_slots` save slots: ((state, metrics, prev), Samples [B, n_slots, ...]).
+    `prev` (save_grid.Prev) is what the previous call returned; None on the first call (and
+    always None with record=False)."""
+    if record and prev is None:
+        prev = save_grid.prev_of(state)
+    return _advance(batch, (state, metrics, prev if record else None), settings, n_slots, tracker, record, adjoint,
+                    max_steps)
 
 
 def _finish(batch, carry, settings, tracker, adjoint="forward", max_steps=None, per_slot=True):
     bound = _check(settings, adjoint, max_steps, per_slot=per_slot)
-    return _loop(batch, carry, settings, tracker, lambda s: _running(s, settings), adjoint, bound)
+    return _loop(batch, (*carry[:2], None), settings, tracker, lambda s: _running(s, settings), adjoint, bound)[:2]
 
 
 @partial(jax.jit, static_argnames=("settings", "tracker", "adjoint", "max_steps"))
@@ -192,7 +203,7 @@ def finish(batch: Batch, state: SimState, metrics, settings: Settings, tracker=N
 def simulate(batch: Batch, state: SimState, settings: Settings, tracker=None, record: bool = True,
              adjoint: str = "forward", max_steps: int | None = None) -> SimResult:
     """Simulate a batch from `state` (t = 0) to settings.end_time. See the module docstring."""
-    carry = (state, init_metrics(batch, state, tracker))
+    carry = (state, init_metrics(batch, state, tracker), save_grid.prev_of(state) if record else None)
     n_slots = settings.n_samples if record else 1
     carry, samples = _advance(batch, carry, settings, n_slots, tracker, record, adjoint, max_steps)
     state, metrics = _finish(batch, carry, settings, tracker, adjoint, max_steps, per_slot=record)

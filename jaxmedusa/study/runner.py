@@ -33,6 +33,7 @@ from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.status import Status
 from jaxmedusa.io import tables
+from jaxmedusa.solver.save_grid import prev_of
 from jaxmedusa.solver.simulate import Samples, advance, init_metrics, simulate
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 from jaxmedusa.study.design import design
@@ -71,7 +72,8 @@ def _slice_settings(settings: Settings, record: bool) -> tuple[Settings, int]:
     """(settings of the advance calls, save slots per call). With trajectories the study's
     own save slots are kept (SLICES calls of several slots); without, the run is cut into
     SLICES slots of end_time / SLICES. Cutting the loop does not change a single step:
-    a step depends on the state only, t_saved is carried along and read by the save rule."""
+    a step depends on the state only; t_saved and the state before the last accepted step
+    (save_grid.Prev) are carried from call to call for the save grid."""
     if record:
         return settings, max(1, math.ceil(settings.n_samples / SLICES))
     if settings.end_time <= 0.0:
@@ -101,14 +103,15 @@ _init_metrics = jax.jit(init_metrics, static_argnames=("tracker",))
 def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record: bool, on_progress=None):
     """`run_batch` as a loop of short jitted `advance` calls (module docstring), until no
     scenario is running: (outcome metrics {name: [B, ...]}, Samples [B, S, ...] or None).
-    The last call, after the last save, takes the steps `finish` would (its save rule
-    takes nothing past end_time), so the step body compiles once. `on_progress(fraction)`
+    The last call, after the sample at end_time, takes the steps `finish` would (a slot
+    with no save time left steps to the end of the run), so the step body compiles once. `on_progress(fraction)`
     is called after each call with the simulated fraction done."""
     sliced, per_call = _slice_settings(settings, record)
     metrics = _init_metrics(batch, state, tracker)
+    prev = prev_of(state) if record else None  # the state before the last accepted step, between calls
     parts = []
     while True:
-        (state, metrics), samples = advance(batch, state, metrics, sliced, per_call, tracker, record)
+        (state, metrics, prev), samples = advance(batch, state, metrics, sliced, per_call, tracker, record, prev=prev)
         if record:
             parts.append(jax.device_get(samples))
         frac = _done_fraction(state, settings)

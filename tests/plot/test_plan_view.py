@@ -116,6 +116,36 @@ def test_histories_two_axes_then_three_with_a_crash_pulse(small_run, tmp_path):
     assert len(fig.axes) == 3 and len(fig.axes[2].get_lines()) == 4  # 2 vehicles x raw/filtered
 
 
+def test_histories_draw_the_crush_law_pulse_on_its_own_time_axis(small_run):
+    # The table analysis/crash_pulse.py writes (crush law): t_rel and in_contact are not
+    # accelerations, and of the accelerations the longitudinal pulse is drawn, raw and CFC 60:
+    # 2 curves per vehicle. The pulse lasts 30 ms of the 0.15 s run: its axes span the pulse.
+    run = load_run(small_run)
+    t_rel = np.arange(0.0, 0.03, 1e-4)
+    rows = []
+    for v in (1, 2):
+        a = (-1) ** v * 200.0 * np.sin(np.pi * t_rel / 0.03)
+        d = {"vehicle": np.full(len(t_rel), v), "time": 0.05 + t_rel, "t_rel": t_rel,
+             "in_contact": np.ones(len(t_rel), bool)}
+        for suffix in ("", "_cfc60"):
+            for c in ("ax", "ay", "az", "a_lat"):
+                d[c + suffix] = np.zeros(len(t_rel))
+            d["a_long" + suffix] = a
+        rows.append(pd.DataFrame(d))
+    run.crash_pulse = pd.concat(rows, ignore_index=True)
+    fig = histories_figure(run)
+    assert len(fig.axes) == 3
+    lines = fig.axes[2].get_lines()
+    assert [ln.get_label() for ln in lines] == ["vehicle 1: a_long", "vehicle 1: a_long_cfc60",
+                                                "vehicle 2: a_long", "vehicle 2: a_long_cfc60"]
+    lo, hi = fig.axes[2].get_xlim()
+    assert 0.045 < lo and hi < 0.085  # the pulse's span (matplotlib adds 5 % margins)
+    assert fig.axes[0].get_xlim()[1] > 0.14  # the run's axes keep the run's span
+    # a run whose pulse table is empty (no contact: pulse_table gives the columns only)
+    run.crash_pulse = run.crash_pulse.iloc[:0]
+    assert len(histories_figure(run).axes) == 2
+
+
 def test_yaw_rate_formula():
     # heading psi(t) = 0.3 t^2 written into d1 = (cos psi, sin psi, 0) and its rate
     # w1 = psi' (-sin psi, cos psi, 0): the yaw rate must be psi' = 0.6 t (hand calculation)

@@ -111,6 +111,9 @@ def test_sensitivity_bars_with_confidence_intervals():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["offset", "speed", "mass"]
     morris = figs["morris"].axes[0]
     assert {p.get_gid() for p in morris.patches} == {"bar-mu_star", "bar-sigma"}
+    # sigma has no interval (conf NaN): no error bar for it, only the mu_star bars' (+- 0.5)
+    segs = [c for c in morris.containers if getattr(c, "has_yerr", False)]
+    assert [round(float(np.ptp(s[:, 1])), 12) for c in segs for s in c.lines[2][0].get_segments()] == [1.0] * 3
 
 
 def test_plot_results_dispatches_on_the_folder(tmp_path):

@@ -29,6 +29,8 @@ def run(scenarios, **kw):
 
 def test_save_times_follow_main_c():
     # main.c saves at t = 0 and whenever t - t_old >= 0.999999 s, and steps while t <= t_end.
+    # Without contact its steps (5e-5 s) land on the 0.01 s grid, so its save times are the
+    # exact grid that jaxmedusa saves on (solver/save_grid.py), to round-off of t.
     from helpers import EXAMPLES  # noqa: F401
     from jaxmedusa.io.medusa_files import read_models  # noqa: F401
     res = run(single(read_models(EXAMPLES / "offset" / "model.dat")[0], speed=10.0), end_time=0.1, save_every=0.01)
