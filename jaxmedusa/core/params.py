@@ -123,7 +123,8 @@ class Settings:
     "constant"); dt_min, shrink, grow and hold_steps are the "medusa" rule's constants
     (DT_MIN, 1.4641, 1.1, just_reduced = 100). tires=False switches tire forces off (for
     energy checks). contact_law names a law of contact.laws.LAWS ("medusa", "physical"),
-    contact_geometry a shape of contact.shapes.SHAPES ("superellipsoid", "ellipsoid", "box").
+    contact_geometry a shape of contact.shapes.SHAPES ("superellipsoid", "ellipsoid", "box",
+    "medusa_search": contact.c's own search, for the MEDUSA law).
     Names are checked where they are read (files, CLI) and resolved once per compilation.
     """
 
