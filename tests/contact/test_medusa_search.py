@@ -24,14 +24,17 @@ from jaxmedusa.build import build_batch
 from jaxmedusa.contact.shapes import SHAPES
 from jaxmedusa.contact.shapes.medusa_search import EXIT_CONTACT, EXIT_FAR, detect_contact, medusa_pair_geometry
 from jaxmedusa.contact.shapes.medusa_search_surface import COLD, Frame, d_dist, dist, principal
+from jaxmedusa.contact.stage import batch_geometry
+from jaxmedusa.core.params import Settings
 from jaxmedusa.core.pytree import replace as tree_replace
 from jaxmedusa.io.scenario_toml import load_scenario
 from jaxmedusa.io.validation import NAMED_SETTINGS
 from jaxmedusa.run import make_settings
 from jaxmedusa.solver.simulate import simulate
-from jaxmedusa.solver.step import scenario_step
+from jaxmedusa.solver.step import predict, scenario_step
 
 from helpers import EXAMPLES
+from step_trace import far_apart
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TRACE = DATA / "offset_contact_trace.txt"
@@ -207,3 +210,18 @@ def offset_at_onset(end_time=1.1):
     state = tree_replace(state, pairs=tree_replace(state.pairs, warm=jnp.zeros_like(state.pairs.warm)))
     settings = replace(pre, end_time=end_time, contact_geometry="medusa_search")
     return settings, jax.tree.map(lambda x: x[0], batch), state
+
+
+@pytest.mark.parametrize("shape, keeps", [("medusa_search", True), ("superellipsoid", False)])
+def test_batch_skip_keeps_the_search_state_of_far_pairs(models, shape, keeps):
+    """The batch-level skip (no pair near): contact.c leaves `previous` untouched while the
+    bounding spheres are apart, so a search shape keeps its warm vector; the gauge shapes
+    restart cold (zeros). Run eagerly: only the skip branch is evaluated, nothing compiles."""
+    settings = Settings(contact_geometry=shape)
+    batch, state = build_batch([far_apart(models[0])], dt=settings.dt)
+    warm = jnp.full_like(state.pairs.warm, 0.25).at[..., 4].set(1.0)
+    with jax.disable_jit():
+        r_pred, F_pred = jax.vmap(predict)(state)
+        geom = batch_geometry(batch, r_pred, F_pred, warm, settings)
+    assert not bool(jnp.any(geom.candidate))
+    np.testing.assert_array_equal(geom.warm, warm if keeps else jnp.zeros_like(warm))
