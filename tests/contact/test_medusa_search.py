@@ -11,8 +11,11 @@ is not.
 """
 from __future__ import annotations
 
+import json
+import os
 import re
-from dataclasses import replace
+import subprocess
+import sys
 from pathlib import Path
 
 import jax
@@ -26,14 +29,9 @@ from jaxmedusa.contact.shapes.medusa_search import EXIT_CONTACT, EXIT_FAR, detec
 from jaxmedusa.contact.shapes.medusa_search_surface import COLD, Frame, d_dist, dist, principal
 from jaxmedusa.contact.stage import batch_geometry
 from jaxmedusa.core.params import Settings
-from jaxmedusa.core.pytree import replace as tree_replace
-from jaxmedusa.io.scenario_toml import load_scenario
 from jaxmedusa.io.validation import NAMED_SETTINGS
-from jaxmedusa.run import make_settings
-from jaxmedusa.solver.simulate import simulate
-from jaxmedusa.solver.step import predict, scenario_step
+from jaxmedusa.solver.step import predict
 
-from helpers import EXAMPLES
 from step_trace import far_apart
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -180,36 +178,26 @@ def _trace_steps(n):
 
 
 @pytest.mark.slow
-def test_offset_first_episode_step_by_step():
-    """The offset example under the MEDUSA law with medusa_search: the first 10 attempted
-    steps near contact (t, dt, contact, accept/reject) are the original program's."""
-    settings, item, state = offset_at_onset()
-    step = jax.jit(lambda st: scenario_step(item, st, settings))
-    expected = _trace_steps(10)
-    seen = []
-    while len(seen) < len(expected):
-        t, dt = float(state.clock.t), float(state.clock.dt)
-        state, info = step(state)
-        if bool(info.pairs.touching[0]) or dt < settings.dt or len(seen) > 0:
-            seen.append((t, dt, bool(info.pairs.touching[0]), bool(info.accepted)))
+def test_offset_first_two_episodes_step_by_step():
+    """The offset example under the MEDUSA law with medusa_search, every attempted step near
+    contact from 1.01 s (tests/contact/medusa_offset_steps.py, in a subprocess without fused
+    multiply-adds, as the original program's build): the first 116 STEP lines of the
+    original program's trace (t, dt, contact, accept/reject) - the first episode (7
+    rejections, one accepted step at 1.010023 s, 100 held steps) and the second episode's
+    first 7 attempts - are reproduced. (The 117th, at 1.018122988 s with dt = 5.08e-6 s, is
+    a bounding-sphere test 4 micrometres from its threshold: the port's state differs from
+    the program's by that much there; docs/medusa-search.md.)"""
+    env = dict(os.environ, XLA_FLAGS="--xla_cpu_max_isa=AVX")
+    out = subprocess.run([sys.executable, str(Path(__file__).with_name("medusa_offset_steps.py")), "1.01813"],
+                         env=env, capture_output=True, text=True, timeout=1800, check=True).stdout
+    seen = [json.loads(line) for line in out.splitlines() if line.startswith("[")]
+    expected = _trace_steps(116)
+    assert len(seen) >= len(expected)
     for (t, dt, c, a), (te, dte, ce, ae) in zip(seen, expected):
         # times and steps agree to the trace's 9 printed digits (the step-size control is
-        # main.c's: dt / 1.4641 per rejection)
+        # main.c's: dt / 1.4641 per rejection, x 1.1 per step after 100 held steps)
         assert t == pytest.approx(te, abs=2e-9) and dt == pytest.approx(dte, rel=1e-8)
-        assert (c, a) == (ce, ae)
-
-
-def offset_at_onset(end_time=1.1):
-    """(settings, scenario, state) of the offset example at 1.01 s (the first attempt at
-    which a pair is a candidate), run there with the default shape (no pair is a candidate
-    before, so the shape does not matter), then switched to medusa_search."""
-    scenario, config = load_scenario(EXAMPLES / "offset" / "scenario.toml")
-    pre = make_settings(config, end_time=1.0099, save_every=0.5)
-    batch, state0 = build_batch([scenario], dt=pre.dt)
-    state = jax.tree.map(lambda x: x[0], simulate(batch, state0, pre, record=False).final)
-    state = tree_replace(state, pairs=tree_replace(state.pairs, warm=jnp.zeros_like(state.pairs.warm)))
-    settings = replace(pre, end_time=end_time, contact_geometry="medusa_search")
-    return settings, jax.tree.map(lambda x: x[0], batch), state
+        assert (c, a) == (ce, ae), (t, dt)
 
 
 @pytest.mark.parametrize("shape, keeps", [("medusa_search", True), ("superellipsoid", False)])
