@@ -93,7 +93,18 @@ def _onset_inputs():
 
 @pytest.fixture(scope="module")
 def search():
-    return jax.jit(jax.vmap(detect_contact))
+    """detect_contact vmapped over a batch padded to BATCH cases (one compile for all tests)."""
+    f = jax.jit(jax.vmap(detect_contact))
+
+    def call(*args):
+        n = args[0].shape[0]
+        padded = [jnp.concatenate([a, jnp.repeat(a[-1:], BATCH - n, axis=0)]) for a in args]
+        return jax.tree.map(lambda x: x[:n], f(*padded))
+
+    return call
+
+
+BATCH = 64
 
 
 def _batch(cases):
@@ -147,6 +158,26 @@ def test_onset_attempts_match_the_trace(search):
     assert lo < phi1[0] < hi and lo < phi1[1] < hi
     # the normal is the rear face's, as in the trace (n = 0.99994, 0.009, -0.005)
     assert float(out.n1[0][0]) > 0.9998
+
+
+@pytest.mark.slow
+def test_contact_decisions_in_the_pushing_phase_match_the_c_reference(search):
+    """64 calls from the pushing phase of an offset run (t > 1.05 s: the rear car pushes
+    the front one, overlaps of 1e-4 to 1e-3 m, faces parallel to ~1 deg), inputs and
+    `previous` as the port met them, with the repaired C listing's answers on the same inputs
+    (data/offset_pushing_calls.npz). Here the search decides contact by the no-contact test
+    on check and pt (the C: 16 contacts, 45 + 3 exits by check1 / check2), i.e. by the sign
+    of a rounding-level distance: the C's own decisions change in 4, 10 and 11 of the 64
+    calls when vehicle 2 moves by 1e-13, 1e-12 and 1e-11 m. The port must agree with the C
+    at least as well as the C agrees with itself moved by 1e-11 m (53 of 64), and its number
+    of contacts must lie in the C's own range under those moves (13-16), +-1."""
+    d = np.load(DATA / "offset_pushing_calls.npz")
+    args = [jnp.asarray(d[k]) for k in ("state", "r1", "F1", "A", "r2", "F2", "B")]
+    out = search(*args)
+    port = np.asarray(out.contact).astype(int)
+    assert int(np.sum(port == d["c_contact"])) >= 53
+    assert 12 <= int(port.sum()) <= 17
+    assert not np.any(np.asarray(out.status))  # no iteration limit hit (the C never aborted here)
 
 
 @pytest.mark.slow
