@@ -44,10 +44,17 @@ def scenario_geometry(batch_item, r_pred, F_pred, warm, settings: Settings) -> P
     # corner contacts until the surfaces overlap; the physical law uses enclosing spheres.
     broad = LAWS.resolve(settings.contact_law, where="Settings.contact_law").broad_phase
     shape = SHAPES.resolve(settings.contact_geometry, where="Settings.contact_geometry")
-    return jax.vmap(
-        lambda r1, F1, a1, r2, F2, a2, w: pair_geometry(shape, r1, F1, a1, r2, F2, a2, w,
-                                                        cp.eps1, cp.eps2, broad_phase=broad)
-    )(r_pred[a], F_pred[a], p.contact_axes[a], r_pred[b], F_pred[b], p.contact_axes[b], warm)
+    if shape.geometry is not None:  # a shape with its own search (contact.types.Shape.geometry)
+        one = shape.geometry
+    else:
+        def one(r1, F1, a1, r2, F2, a2, w):
+            return pair_geometry(shape, r1, F1, a1, r2, F2, a2, w, cp.eps1, cp.eps2, broad_phase=broad)
+    return jax.vmap(one)(r_pred[a], F_pred[a], p.contact_axes[a], r_pred[b], F_pred[b], p.contact_axes[b], warm)
+
+
+def _own_search(settings: Settings) -> bool:
+    """Whether the shape runs its own search, whose state `warm` lives across steps."""
+    return SHAPES.resolve(settings.contact_geometry, where="Settings.contact_geometry").geometry is not None
 
 
 def _far_apart(batch_item, r_pred, warm) -> PairGeometry:
@@ -74,7 +81,9 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     return jax.lax.cond(
         jnp.any(near),
         lambda: jax.vmap(scenario_geometry, in_axes=(0, 0, 0, 0, None))(batch, r_pred, F_pred, warm, settings),
-        lambda: jax.vmap(_far_apart)(batch, r_pred, warm),
+        # contact.c keeps `previous` while the bounding spheres are apart: so does a search shape
+        lambda: jax.vmap(_far_apart)(batch, r_pred, warm)._replace(warm=warm) if _own_search(settings)
+        else jax.vmap(_far_apart)(batch, r_pred, warm),
     )
 
 
@@ -119,5 +128,7 @@ def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: 
     new_pairs = PairState(gamma=gamma, warm=geom.warm, in_contact=touching, crush=crush.dmax)
     info = PairInfo(touching=touching, phi1=jnp.where(geom.candidate, geom.phi1, jnp.inf), force=force, gamma=gamma,
                     crush=crush)
-    failed = jnp.any(touching & (geom.residual > CONTACT_RESIDUAL_TOL))
+    # a search shape fails as the C aborts: on any candidate pair's failed search
+    watched = geom.candidate if _own_search(settings) else touching
+    failed = jnp.any(watched & (geom.residual > CONTACT_RESIDUAL_TOL))
     return jnp.any(touching), new_pairs, terms, info, failed

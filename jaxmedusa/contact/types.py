@@ -142,12 +142,18 @@ class Shape:
     normal(T1, T2, r1, r2, body1, body2) -> (n1 (3,), excluded ()): a contact normal that
         replaces the surface normal of body 1, and a rule that excludes contact; None keeps
         the surface normal and excludes nothing.
+    geometry(r1, F1, axes1, r2, F2, axes2, warm) -> PairGeometry: a shape with its own contact
+        search (e.g. MEDUSA's detect_contact(), shapes/medusa_search.py) replaces the
+        narrow-phase solver with it; the stage then keeps `warm` (the search's state) while
+        the pair is far apart and counts a failed search of any candidate pair (residual >
+        stage.CONTACT_RESIDUAL_TOL) as a failure. None: the narrow-phase solver on `gauge`.
     """
 
     name: str
     gauge: Callable
     ellipsoid_scale: float = 1.0
     normal: Callable | None = None
+    geometry: Callable | None = None
 
 
 @dataclass(frozen=True)

@@ -147,7 +147,8 @@ class Settings:
     energy checks). contact_law names a law of contact.laws.LAWS ("medusa", "physical",
     "crush"; a law that does not shrink the step on contact, as "crush", makes the
     "medusa" step control take constant steps),
-    contact_geometry a shape of contact.shapes.SHAPES ("superellipsoid", "ellipsoid", "box").
+    contact_geometry a shape of contact.shapes.SHAPES ("superellipsoid", "ellipsoid", "box",
+    "medusa_search": contact.c's own search, for the MEDUSA law).
     Names are checked where they are read (files, CLI) and resolved once per compilation.
     """
 

@@ -20,7 +20,7 @@ Study file (TOML; every key is checked, errors name the key):
     dt = 5e-5                             # [s], initial/maximal step
     save_every = 0.01                     # [s], trajectory sample interval
     contact_law = "crush"                 # "medusa" | "physical" | "crush" (docs/crash-law.md)
-    contact_geometry = "superellipsoid"   # "superellipsoid" | "ellipsoid" | "box"
+    contact_geometry = "superellipsoid"   # "superellipsoid" | "ellipsoid" | "box" | "medusa_search"
 
     [contact]                             # base contact parameters (core.params.CONTACT_DEFAULTS)
     p1 = 2e4                              # p1, p2, stiffness, damping, eps1, eps2; the crush law's

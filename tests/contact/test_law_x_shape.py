@@ -26,6 +26,12 @@ def head_on(model, gap_x):
     return Scenario("head-on", [model], [a, b])
 
 
+# A shape with its own search (medusa_search) compiles MEDUSA's whole contact search, 3-5
+# minutes per law on CPU: those combinations run with the slow tests.
+SHAPE_PARAMS = [pytest.param(n, marks=pytest.mark.slow) if SHAPES.resolve(n).geometry is not None else n
+                for n in SHAPES.names()]
+
+
 def stage(batch, state, settings):
     item = jax.tree.map(lambda x: x[0], (batch, state))
     b, s = item
@@ -33,7 +39,7 @@ def stage(batch, state, settings):
     return jax.jit(contact_stage, static_argnums=(6,))(b, vs.r, vs.F, vs.v, vs.W, s.pairs, settings)
 
 
-@pytest.mark.parametrize("shape", SHAPES.names())
+@pytest.mark.parametrize("shape", SHAPE_PARAMS)
 @pytest.mark.parametrize("law", LAWS.names())
 def test_overlap_repels_equally_and_oppositely(models, law, shape):
     model = models[0]
@@ -50,11 +56,15 @@ def test_overlap_repels_equally_and_oppositely(models, law, shape):
     assert kick[0, 0] < 0.0 < kick[1, 0]  # car 1 (behind, at x=0) pushed back, car 2 forward
     # equal masses: equal and opposite, momentum conserved (to round-off of the sum)
     np.testing.assert_allclose(dv[0] + dv[1], 0.0, atol=1e-9 * np.abs(dv).max())
-    # the pushes act along x (the normal of a head-on contact), not sideways
-    assert abs(kick[0, 1]) < 1e-6 * abs(kick[0, 0])
+    # the pushes act along x (the normal of a head-on contact), not sideways: to round-off for
+    # the narrow-phase solver; MEDUSA's own search stops anywhere near the flat faces'
+    # intersection, and the original program's normals on the flat-face contacts of the
+    # offset example lean sideways by up to 0.027 (tests/data/offset_contact_trace.txt)
+    lateral = 5e-2 if SHAPES.resolve(shape).geometry is not None else 1e-6
+    assert abs(kick[0, 1]) < lateral * abs(kick[0, 0])
 
 
-@pytest.mark.parametrize("shape", SHAPES.names())
+@pytest.mark.parametrize("shape", SHAPE_PARAMS)
 @pytest.mark.parametrize("law", LAWS.names())
 def test_apart_or_padding_means_no_contact(models, law, shape):
     model = models[0]

@@ -28,7 +28,7 @@ def test_resolve_returns_the_registered_object_and_unknown_names_list_the_valid_
 
 def test_the_project_registries_hold_the_documented_names():
     assert LAWS.names() == ("medusa", "physical", "crush")
-    assert SHAPES.names() == ("superellipsoid", "ellipsoid", "box")
+    assert SHAPES.names() == ("superellipsoid", "ellipsoid", "box", "medusa_search")
     assert STEP_CONTROLS.names() == ("medusa", "constant")
     assert SAMPLERS.names() == ("grid", "random", "lhs", "sobol")
     assert "calspan" in TIRES

@@ -1,0 +1,46 @@
+"""Print the offset example's attempted steps near contact under medusa_search, as the
+original program's trace does (tests/data/offset_contact_trace.txt): one JSON line
+[t, dt, contact, accepted] per attempt made while a pair is in contact or the step size is
+held (main.c's just_reduced >= 0), from 1.0099 s to `t_end` (argv[1]).
+
+Run by tests/contact/test_medusa_search.py in a subprocess, so that XLA_FLAGS (no fused
+multiply-adds, as the original program's build) apply before JAX starts.
+"""
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+
+from jaxmedusa.build import build_batch
+from jaxmedusa.core.pytree import replace as tree_replace
+from jaxmedusa.io.scenario_toml import load_scenario
+from jaxmedusa.run import make_settings
+from jaxmedusa.solver.simulate import simulate
+from jaxmedusa.solver.step import scenario_step
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "studies" / "medusa"
+
+
+def main(t_end: float):
+    scenario, config = load_scenario(EXAMPLES / "offset" / "scenario.toml")
+    # no pair is a candidate before 1.01 s, so the shape does not matter up to 1.0099 s
+    pre = make_settings(config, end_time=1.0099, save_every=0.5)
+    batch, state0 = build_batch([scenario], dt=pre.dt)
+    state = jax.tree.map(lambda x: x[0], simulate(batch, state0, pre, record=False).final)
+    state = tree_replace(state, pairs=tree_replace(state.pairs, warm=jnp.zeros_like(state.pairs.warm)))
+    settings = replace(pre, end_time=10.0, contact_geometry="medusa_search")
+    item = jax.tree.map(lambda x: x[0], batch)
+    step = jax.jit(lambda st: scenario_step(item, st, settings))
+    while float(state.clock.t) < t_end:
+        t, dt, hold = float(state.clock.t), float(state.clock.dt), int(state.clock.hold)
+        state, info = step(state)
+        touching = bool(info.pairs.touching[0])
+        if touching or hold >= 0:
+            print(json.dumps([t, dt, touching, bool(info.accepted)]), flush=True)
+
+
+if __name__ == "__main__":
+    main(float(sys.argv[1]))
