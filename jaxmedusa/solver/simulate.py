@@ -145,19 +145,23 @@ def _check(settings: Settings, adjoint: str, max_steps, per_slot: bool):
 
 
 def _advance(batch: Batch, carry, settings: Settings, n_slots: int, tracker=None, record: bool = True,
-             adjoint: str = "forward", max_steps=None):
-    """Run n_slots save slots: step each scenario to its next save time, then save."""
+             adjoint: str = "forward", max_steps=None, finish_last: bool = False):
+    """Run n_slots save slots: step each scenario to its next save time, then save.
+    finish_last (static, forward mode): the last slot instead takes every remaining step
+    (`_finish`'s loop) and saves nothing, so a whole run compiles the step body once."""
     bound = _check(settings, adjoint, max_steps, per_slot=True)
 
-    def slot(c, _):
+    def slot(c, k):
+        last = finish_last & (k == n_slots - 1)
         if record or adjoint == "forward":  # (a record=False slot takes no step: skip its scan)
-            c = _loop(batch, c, settings, tracker, lambda s: _needs_step(s, settings), adjoint, bound)
+            c = _loop(batch, c, settings, tracker,
+                      lambda s: jnp.where(last, _running(s, settings), _needs_step(s, settings)), adjoint, bound)
         st, metrics = c
-        take = (st.clock.t <= settings.end_time) & (st.clock.status == Status.OK)
+        take = (st.clock.t <= settings.end_time) & (st.clock.status == Status.OK) & ~last
         st = _mark_saved(st, take)
         return (st, metrics), (_sample(batch, st, take) if record else None)
 
-    carry, samples = jax.lax.scan(slot, carry, None, length=n_slots)
+    carry, samples = jax.lax.scan(slot, carry, jnp.arange(n_slots))
     if record:
         samples = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), samples)  # [B, S, ...]
     return carry, samples
@@ -194,6 +198,12 @@ def simulate(batch: Batch, state: SimState, settings: Settings, tracker=None, re
     """Simulate a batch from `state` (t = 0) to settings.end_time. See the module docstring."""
     carry = (state, init_metrics(batch, state, tracker))
     n_slots = settings.n_samples if record else 1
+    if adjoint == "forward":  # one loop body: the finishing steps run in one more (unsaved) slot
+        (state, metrics), samples = _advance(batch, carry, settings, n_slots + 1, tracker, record, adjoint,
+                                             max_steps, finish_last=True)
+        if record:
+            samples = jax.tree.map(lambda x: x[:, :n_slots], samples)
+        return SimResult(samples=samples, final=state, metrics=metrics)
     carry, samples = _advance(batch, carry, settings, n_slots, tracker, record, adjoint, max_steps)
     state, metrics = _finish(batch, carry, settings, tracker, adjoint, max_steps, per_slot=record)
     return SimResult(samples=samples, final=state, metrics=metrics)
