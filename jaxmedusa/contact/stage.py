@@ -16,7 +16,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxmedusa.contact.broad_phase import compacted_map
+from jaxmedusa.contact.broad_phase import boxes_overlap, compacted_map
 from jaxmedusa.contact.laws import LAWS
 from jaxmedusa.contact.shapes import SHAPES, pair_geometry
 from jaxmedusa.contact.types import ContactTerms, Motion, PairGeometry, PairInfo
@@ -63,7 +63,7 @@ def _far_apart(batch_item, r_pred, warm) -> PairGeometry:
 
 def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeometry:
     """Contact geometry of a whole batch (leaves [B, P, ...]). The narrow phase runs only on
-    the pairs whose enclosing spheres overlap, compacted into a buffer (broad_phase.py:
+    the pairs whose enclosing spheres and boxes overlap, compacted into a buffer (broad_phase.py:
     cost per near pair, not per batch x pairs); the others get `_far_apart`. MEDUSA's
     detect_contact() likewise returns before searching when the bounding spheres are apart."""
     bsz, nv = r_pred.shape[:2]
@@ -72,9 +72,11 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     axes = batch.vehicle.contact_axes
     radius = SKIP_RADIUS_FACTOR * jnp.linalg.norm(axes, axis=-1)  # [B, V]
     dist = jnp.linalg.norm(r_pred[:, b] - r_pred[:, a], axis=-1)
-    near = (dist < radius[:, a] + radius[:, b]) & batch.valid[:, a] & batch.valid[:, b]
     broad = LAWS.resolve(settings.contact_law, where="Settings.contact_law").broad_phase
     shape = SHAPES.resolve(settings.contact_geometry, where="Settings.contact_geometry")
+    Bm = F_pred * (shape.ellipsoid_scale * axes)[:, :, None, :]  # [B, V, 3, 3]: F diag(a), the box of each body
+    boxes = jax.vmap(jax.vmap(boxes_overlap))(r_pred[:, a], Bm[:, a], r_pred[:, b], Bm[:, b])
+    near = (dist < radius[:, a] + radius[:, b]) & boxes & batch.valid[:, a] & batch.valid[:, b]
     flat = lambda x: x.reshape((bsz * npair,) + x.shape[2:])  # noqa: E731  [B, P, ...] -> [B P, ...]
     per_pair = lambda x: flat(jnp.broadcast_to(x[:, None], (bsz, npair)))  # noqa: E731  [B] -> [B P]
     inputs = (flat(r_pred[:, a]), flat(F_pred[:, a]), flat(axes[:, a]), flat(r_pred[:, b]), flat(F_pred[:, b]),

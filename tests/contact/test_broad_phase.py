@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import jaxmedusa  # noqa: F401  (float64)
-from jaxmedusa.contact.broad_phase import compacted_map, default_capacity
+from jaxmedusa.contact.broad_phase import boxes_overlap, compacted_map, default_capacity
+from jaxmedusa.contact.shapes import cold_warm, pair_geometry
 
 
 def _fn(x):
@@ -86,3 +87,47 @@ def test_default_capacity_bounds():
     assert default_capacity(5) == 5
     assert default_capacity(64) == 8
     assert default_capacity(4096) == 512
+
+
+def _rot_z(t):
+    c, s = np.cos(t), np.sin(t)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def test_boxes_overlap_hand_cases():
+    """Boxes of half-dimensions (2.5, 0.9, 0.7), separation distances by hand (2-D: z agrees)."""
+    a = np.diag([2.5, 0.9, 0.7])
+    f = jax.jit(boxes_overlap)
+    z = np.zeros(3)
+    assert bool(f(z, a, np.array([4.9, 0.0, 0.0]), a))
+    assert not bool(f(z, a, np.array([5.1, 0.0, 0.0]), a))  # 2 cars nose to tail, 0.1 m gap
+    assert not bool(f(z, a, np.array([0.0, 1.9, 0.0]), a))  # side by side, 0.1 m gap
+    assert not bool(f(z, a, np.array([4.0, 1.9, 0.0]), a))  # offset: the spheres overlap, the boxes do not
+    r90 = _rot_z(np.pi / 2) @ a  # yawed 90 degrees: half-widths (0.9, 2.5) -> nose into the side at 3.4 m
+    assert bool(f(z, a, np.array([3.39, 2.0, 0.0]), r90))
+    assert not bool(f(z, a, np.array([3.41, 2.0, 0.0]), r90))
+    # yawed 45 degrees on the diagonal: separated along its own short axis once
+    # |d . v| > 0.9 + (2.5 + 0.9) / sqrt(2), v = (-1, 1) / sqrt(2), d = (x, 0)
+    r45 = _rot_z(np.pi / 4) @ a
+    edge = (0.9 + (2.5 + 0.9) / np.sqrt(2)) * np.sqrt(2)
+    assert bool(f(z, a, np.array([edge - 0.01, 0.0, 0.0]), r45))
+    assert not bool(f(z, a, np.array([edge + 0.01, 0.0, 0.0]), r45))
+
+
+def test_boxes_enclose_touching_superellipsoids():
+    """Random yawed pairs that the narrow phase says touch (overlapping gauge surfaces) are
+    never rejected by the box test: the box test only removes pairs that cannot touch."""
+    rng = np.random.default_rng(5)
+    ax = np.array([2.5, 0.9, 0.7])
+    geo = jax.jit(lambda R2, r2: pair_geometry("superellipsoid", jnp.zeros(3), jnp.eye(3), ax, r2, R2, ax,
+                                               cold_warm(), broad_phase="enclosing", iters=16).touching)
+    box = jax.jit(boxes_overlap)
+    touching = 0
+    for _ in range(40):
+        R2 = _rot_z(rng.uniform(-np.pi, np.pi))
+        ang = rng.uniform(0, 2 * np.pi)
+        r2 = rng.uniform(1.0, 5.5) * np.array([np.cos(ang), np.sin(ang), 0.0])
+        t = bool(geo(R2, r2))
+        touching += t
+        assert not t or bool(box(np.zeros(3), np.diag(ax), r2, R2 @ np.diag(ax)))
+    assert touching >= 5  # the test saw real contacts
