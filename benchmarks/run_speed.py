@@ -27,6 +27,7 @@ import jax  # noqa: E402
 
 import jaxmedusa  # noqa: E402
 import jaxmedusa.run as R  # noqa: E402
+from jaxmedusa.core.compile_cache import enable as enable_compile_cache  # noqa: E402
 from jaxmedusa.run import run_scenario  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -44,9 +45,7 @@ def main(argv=None):
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     if a.compile_cache:
-        jax.config.update("jax_compilation_cache_dir", a.compile_cache)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
-        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+        enable_compile_cache(a.compile_cache, respect_env=False)  # as the CLI does
     load0 = os.getloadavg()[0]
     imports = dict(wall=time.perf_counter() - T_START, cpu=time.process_time() - C_START)
     patch = {k: v for k, v in (("contact_law", a.law), ("step_control", a.step_control)) if v is not None}

@@ -23,9 +23,10 @@ __all__ = ["enable", "default_folder", "ENV", "OFF_VALUES", "MIN_COMPILE_SECONDS
 
 ENV = "JAXMEDUSA_COMPILE_CACHE"
 OFF_VALUES = ("0", "off", "false", "no")
-# Programs that compile faster than this are not written (the small jitted helpers of the
-# builder and the tables): only the simulation loops, which take seconds, are worth a file.
-MIN_COMPILE_SECONDS = 0.5
+# Programs that compile faster than this are not written. 0: every program, since a run
+# also compiles a dozen small helpers (builder, trackers, tables) of 0.1-0.5 s each, which
+# together cost seconds of a second run if only the simulation loop is cached.
+MIN_COMPILE_SECONDS = 0.0
 
 
 def default_folder() -> Path:
