@@ -10,6 +10,7 @@ import sys
 
 import typer
 
+from jaxmedusa.core.compile_cache import enable as enable_compile_cache
 from jaxmedusa_cli import fit_commands, plot_commands, run_commands, sensitivity_commands, study_commands
 
 app = typer.Typer(add_completion=False, no_args_is_help=False,
@@ -17,8 +18,14 @@ app = typer.Typer(add_completion=False, no_args_is_help=False,
 
 
 @app.callback(invoke_without_command=True)
-def main(ctx: typer.Context) -> None:
+def main(ctx: typer.Context,
+         compile_cache: bool = typer.Option(True, "--compile-cache/--no-compile-cache",
+                                            help="keep compiled programs in ~/.cache/jaxmedusa/jax (env "
+                                                 "JAXMEDUSA_COMPILE_CACHE=0 turns it off, or names the folder)")
+         ) -> None:
     """With no command, run the default example (`jaxmedusa run`)."""
+    if compile_cache:
+        enable_compile_cache()
     if ctx.invoked_subcommand is None:
         ctx.invoke(run_commands.run, path=None)
 

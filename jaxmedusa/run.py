@@ -16,10 +16,12 @@ from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.safe_math import heading
 from jaxmedusa.core.scenario import Scenario
+from jaxmedusa.core.status import Status
 from jaxmedusa.io.scenario_toml import load_scenario
 from jaxmedusa.io.tables import write_pulse, write_trajectory
 from jaxmedusa.solver.save_grid import prev_of
-from jaxmedusa.solver.simulate import Samples, SimResult, advance, finish, init_metrics
+from jaxmedusa.solver.simulate import Samples, SimResult, advance, init_metrics
+from jaxmedusa.solver.step_control import STEP_CONTROLS
 from jaxmedusa.solver.trackers import CombinedTracker
 
 SLOTS_PER_CHUNK = 25  # save slots per jitted call, so progress can be shown between calls
@@ -45,6 +47,13 @@ def make_settings(config: dict, **overrides) -> Settings:
         if not getattr(settings, key) > 0:
             raise ValueError(f"{key} must be positive, got {getattr(settings, key)}")
     return settings
+
+
+def _any_running(state, settings: Settings) -> bool:
+    """Whether some scenario is healthy and still has steps to take (on the host)."""
+    control = STEP_CONTROLS.resolve(settings.step_control, where="Settings.step_control")
+    clock = jax.device_get(state.clock)
+    return bool(np.any(np.asarray(control.running(clock, settings)) & (np.asarray(clock.status) == Status.OK)))
 
 
 def run_scenario(path: str | Path, end_time: float | None = None, dt: float | None = None,
@@ -81,7 +90,11 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
         chunks.append(jax.device_get(samples))
         if progress is not None:
             progress(float(state.clock.t[0]) / settings.end_time)
-    state, metrics = finish(batch, state, metrics, settings, tracker)
+    # The steps after the last save (main.c runs while t <= end_time): further calls of the
+    # same compiled `advance` (its save rule takes nothing past end_time) instead of
+    # `finish`, which would compile the step body a second time.
+    while _any_running(state, settings):
+        (state, metrics, prev), _ = advance(batch, state, metrics, settings, SLOTS_PER_CHUNK, tracker, prev=prev)
     jax.block_until_ready(state)
     wall = time.perf_counter() - start
     samples = Samples(*[np.concatenate([getattr(c, f) for c in chunks], axis=1)[:, : settings.n_samples]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxmedusa.contact.broad_phase import boxes_overlap, compacted_map
 from jaxmedusa.contact.laws import LAWS
 from jaxmedusa.contact.shapes import SHAPES, pair_geometry
 from jaxmedusa.contact.types import ContactTerms, Motion, PairGeometry, PairInfo, overlap_crush
@@ -69,22 +70,38 @@ def _far_apart(batch_item, r_pred, warm) -> PairGeometry:
 
 
 def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeometry:
-    """Contact geometry of a whole batch (leaves [B, P, ...]). The fixed-cost narrow phase
-    runs only when some pair of some scenario is within enclosing spheres (a batch-level
-    lax.cond, outside vmap, so it really skips); MEDUSA's detect_contact() likewise returns
-    before searching when the bounding spheres are apart."""
-    a, b = pair_indices(r_pred.shape[1])
+    """Contact geometry of a whole batch (leaves [B, P, ...]). The narrow phase runs only on
+    the pairs whose enclosing spheres and boxes overlap, compacted into a buffer (broad_phase.py:
+    cost per near pair, not per batch x pairs); the others get `_far_apart`. MEDUSA's
+    detect_contact() likewise returns before searching when the bounding spheres are apart."""
+    bsz, nv = r_pred.shape[:2]
+    a, b = pair_indices(nv)
+    npair = a.shape[0]
     axes = batch.vehicle.contact_axes
     radius = SKIP_RADIUS_FACTOR * jnp.linalg.norm(axes, axis=-1)  # [B, V]
     dist = jnp.linalg.norm(r_pred[:, b] - r_pred[:, a], axis=-1)
-    near = (dist < radius[:, a] + radius[:, b]) & batch.valid[:, a] & batch.valid[:, b]
-    return jax.lax.cond(
-        jnp.any(near),
-        lambda: jax.vmap(scenario_geometry, in_axes=(0, 0, 0, 0, None))(batch, r_pred, F_pred, warm, settings),
-        # contact.c keeps `previous` while the bounding spheres are apart: so does a search shape
-        lambda: jax.vmap(_far_apart)(batch, r_pred, warm)._replace(warm=warm) if _own_search(settings)
-        else jax.vmap(_far_apart)(batch, r_pred, warm),
-    )
+    if _own_search(settings):
+        # A shape with its own search (medusa_search) keeps MEDUSA's one-scenario behaviour:
+        # a batch-level skip while every bounding sphere is apart, and contact.c keeps
+        # `previous` (the search's warm vector) meanwhile.
+        near = (dist < radius[:, a] + radius[:, b]) & batch.valid[:, a] & batch.valid[:, b]
+        return jax.lax.cond(
+            jnp.any(near),
+            lambda: jax.vmap(scenario_geometry, in_axes=(0, 0, 0, 0, None))(batch, r_pred, F_pred, warm, settings),
+            lambda: jax.vmap(_far_apart)(batch, r_pred, warm)._replace(warm=warm),
+        )
+    broad = LAWS.resolve(settings.contact_law, where="Settings.contact_law").broad_phase
+    shape = SHAPES.resolve(settings.contact_geometry, where="Settings.contact_geometry")
+    Bm = F_pred * (shape.ellipsoid_scale * axes)[:, :, None, :]  # [B, V, 3, 3]: F diag(a), the box of each body
+    boxes = jax.vmap(jax.vmap(boxes_overlap))(r_pred[:, a], Bm[:, a], r_pred[:, b], Bm[:, b])
+    near = (dist < radius[:, a] + radius[:, b]) & boxes & batch.valid[:, a] & batch.valid[:, b]
+    flat = lambda x: x.reshape((bsz * npair,) + x.shape[2:])  # noqa: E731  [B, P, ...] -> [B P, ...]
+    per_pair = lambda x: flat(jnp.broadcast_to(x[:, None], (bsz, npair)))  # noqa: E731  [B] -> [B P]
+    inputs = (flat(r_pred[:, a]), flat(F_pred[:, a]), flat(axes[:, a]), flat(r_pred[:, b]), flat(F_pred[:, b]),
+              flat(axes[:, b]), flat(warm), per_pair(batch.contact.eps1), per_pair(batch.contact.eps2))
+    default = jax.tree.map(flat, jax.vmap(_far_apart)(batch, r_pred, warm))
+    geom = compacted_map(lambda x: pair_geometry(shape, *x, broad_phase=broad), flat(near), inputs, default)
+    return jax.tree.map(lambda x: x.reshape((bsz, npair) + x.shape[1:]), geom)
 
 
 def uses_contact(settings: Settings, n_vehicles: int) -> bool:

@@ -147,23 +147,26 @@ def _check(settings: Settings, adjoint: str, max_steps, per_slot: bool):
 
 
 def _advance(batch: Batch, carry, settings: Settings, n_slots: int, tracker=None, record: bool = True,
-             adjoint: str = "forward", max_steps=None):
+             adjoint: str = "forward", max_steps=None, finish_last: bool = False):
     """Run n_slots save slots on carry (state, metrics, prev): step each scenario until its
     clock reaches its next save time (save_grid.next_save_time), then save the state
-    interpolated to that time (prev None: record=False, nothing to interpolate)."""
+    interpolated to that time (prev None: record=False, nothing to interpolate).
+    finish_last (static, forward mode): the last slot instead takes every remaining step
+    and saves nothing, so a whole run compiles the step body once."""
     bound = _check(settings, adjoint, max_steps, per_slot=True)
 
-    def slot(c, _):
+    def slot(c, k):
+        last = finish_last & (k == n_slots - 1)
         target = save_grid.next_save_time(c[0].clock.t_saved, settings)
         if record or adjoint == "forward":  # (a record=False slot takes no step: skip its scan)
-            c = _loop(batch, c, settings, tracker, lambda s: _running(s, settings) & (s.clock.t < target), adjoint,
-                      bound)
+            c = _loop(batch, c, settings, tracker,
+                      lambda s: _running(s, settings) & (last | (s.clock.t < target)), adjoint, bound)
         st, metrics, prev = c
-        take = save_grid.reached(st, target, settings) & (st.clock.status == Status.OK)
+        take = save_grid.reached(st, target, settings) & (st.clock.status == Status.OK) & ~last
         sample = _sample(batch, save_grid.interpolate(st, prev, target, batch.valid), take) if record else None
         return (_mark_saved(st, take, target), metrics, prev), sample
 
-    carry, samples = jax.lax.scan(slot, carry, None, length=n_slots)
+    carry, samples = jax.lax.scan(slot, carry, jnp.arange(n_slots))
     if record:
         samples = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), samples)  # [B, S, ...]
     return carry, samples
@@ -205,6 +208,12 @@ def simulate(batch: Batch, state: SimState, settings: Settings, tracker=None, re
     """Simulate a batch from `state` (t = 0) to settings.end_time. See the module docstring."""
     carry = (state, init_metrics(batch, state, tracker), save_grid.prev_of(state) if record else None)
     n_slots = settings.n_samples if record else 1
+    if adjoint == "forward":  # one loop body: the finishing steps run in one more (unsaved) slot
+        (state, metrics, _), samples = _advance(batch, carry, settings, n_slots + 1, tracker, record, adjoint,
+                                                max_steps, finish_last=True)
+        if record:
+            samples = jax.tree.map(lambda x: x[:, :n_slots], samples)
+        return SimResult(samples=samples, final=state, metrics=metrics)
     carry, samples = _advance(batch, carry, settings, n_slots, tracker, record, adjoint, max_steps)
     state, metrics = _finish(batch, carry, settings, tracker, adjoint, max_steps, per_slot=record)
     return SimResult(samples=samples, final=state, metrics=metrics)

@@ -19,7 +19,9 @@ Study file (TOML; every key is checked, errors name the key):
     end_time = 3.0                        # [s]
     dt = 5e-5                             # [s], initial/maximal step
     save_every = 0.01                     # [s], trajectory sample interval
-    contact_law = "crush"                 # "medusa" | "physical" | "crush" (docs/crash-law.md)
+    contact_law = "crush"                 # "medusa" | "physical" | "crush" (docs/crash-law.md); with a
+                                          # law of solver.step_control.SMOOTH_LAW_STEP and neither dt
+                                          # nor step_control given here: its constant step
     contact_geometry = "superellipsoid"   # "superellipsoid" | "ellipsoid" | "box" | "medusa_search"
 
     [contact]                             # base contact parameters (core.params.CONTACT_DEFAULTS)
@@ -95,6 +97,7 @@ from jaxmedusa.core.scenario import ModelSpec, Scenario
 from jaxmedusa.io.scenario_toml import load_scenario, scenario_from_dict
 from jaxmedusa.io.validation import InputErrors, simulation_settings
 from jaxmedusa.physics.tire.calspan import GOODYEAR_185SR14
+from jaxmedusa.solver.step_control import SMOOTH_LAW_STEP
 from jaxmedusa.study.design import SAMPLERS, design
 from jaxmedusa.study.gradients import check_gradients
 from jaxmedusa.study.perturb import scenario_for, scenarios_for
@@ -160,7 +163,12 @@ def study_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<stud
         base, sim = scenario_from_dict(sc, base_dir=base_dir, source=f"{source} [scenario]", default_name=name)
 
     # settings: the scenario's, overridden by the study's
-    sim = {**sim, **simulation_settings(data.get("simulation", {}), err)}
+    study_sim = simulation_settings(data.get("simulation", {}), err)
+    sim = {**sim, **study_sim}
+    # a smooth contact law steps with a constant dt unless the study says otherwise
+    # (solver.step_control.SMOOTH_LAW_STEP: the accuracy study behind the value)
+    smooth = SMOOTH_LAW_STEP.get(sim.get("contact_law", "medusa"), {})
+    sim.update({k: v for k, v in smooth.items() if k not in study_sim})
     settings = Settings(**sim)
 
     contact = dict(CONTACT_DEFAULTS)

@@ -6,8 +6,9 @@ MEDUSA (report V, Sections 1.4-1.5, contact.c) defines, for two overlapping vehi
   n1 = the outward unit normal of body 1 at T1,
   phi1 = (T2 - T1) . n1                                                   # eq. (1.39)
 and reports contact when phi1 <= 0. contact.c finds T1, T2 with alternating BFGS searches
-and a perturbation search (pert()); here a fixed-iteration, branchless, warm-started
-Levenberg-Marquardt/Newton search does it (see `pair_geometry`). Its derivatives (forward
+and a perturbation search (pert()); here a branchless, warm-started Levenberg-Marquardt/
+Newton search of at most `iters` iterations does it (closed-form derivatives for the
+superellipsoid and ellipsoid, an early exit once converged; see `pair_geometry`). Its derivatives (forward
 and reverse mode) are those of the optimality conditions at the answer, by the implicit
 function theorem (`implicit_solver`), not those of the iterations.
 
@@ -33,6 +34,7 @@ import jax.numpy as jnp
 from jaxmedusa.contact.shapes.frames import body
 from jaxmedusa.contact.shapes.registry import SHAPES
 from jaxmedusa.contact.shapes.superellipsoid import is_static
+from jaxmedusa.contact.shapes.superellipsoid_derivatives import derivatives_for, radial_derivatives
 from jaxmedusa.contact.types import PairGeometry, Shape
 from jaxmedusa.core.safe_math import TINY
 from jaxmedusa.core.safe_math import normalize as _normalize
@@ -43,7 +45,7 @@ __all__ = ["pair_geometry", "cold_warm", "implicit_solver", "WARM_SIZE", "DEFAUL
 
 BROAD_PHASES = ("medusa", "enclosing")
 
-DEFAULT_ITERS = 8  # LM iterations per problem; 2-3 suffice when warm-started every step
+DEFAULT_ITERS = 8  # most LM iterations per problem; 1-3 suffice when warm-started every step
 # warm start: y1 (3), y2 (3) (the previous unit-surface points), then mu1, mu2, the damping
 # each search ended at: a diagnostic, not read back (_solve_one says why) (core.state.CONTACT_WARM_SIZE)
 WARM_SIZE = 8
@@ -53,6 +55,13 @@ MU_MIN, MU_MAX = 1e-12, 1e6
 MU_DOWN, MU_UP = 0.25, 8.0
 STEP_MAX = 0.5  # largest step in unit coordinates per iteration [-]
 LINE_SEARCH = (1.0, 0.25, 0.0625)  # step fractions tried in parallel
+# A search stops early once its proposed step is shorter than this [unit coordinates]: the
+# next iterate would move by less (Newton: quadratically less), far below the 1e-9 m that
+# matters for the contact points of a ~1 m body; a search along a flat face (linear
+# convergence, see _solve_one) never gets there and runs all its iterations, as before.
+STEP_TOL = 1e-13
+NEWTON_ZONE = 1e-7  # a proposed step shorter than this is a Newton step near the minimum [-]
+ROUNDOFF = 8.0 * 2.220446049250313e-16  # relative round-off of h over a few operations [-]
 
 MEDUSA_BROAD_SLACK = 1e-8  # contact.c: dist < max(A) + max(B) + 1.e-8
 
@@ -70,7 +79,7 @@ def _tangent_basis(u):
     return jnp.stack([t1, t2], axis=1)
 
 
-def _solve_one(c, M, w_cold, w_warm, g, iters):
+def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None):
     """min over the unit surface {G(y) = 1} of h(y) = G(c + M y) (the other body's gauge).
 
     Radial parameterisation y = w / G(w), so every iterate lies on the surface exactly; each
@@ -112,13 +121,16 @@ def _solve_one(c, M, w_cold, w_warm, g, iters):
     mu = jnp.asarray(MU0, w.dtype)  # not the previous call's damping: see the docstring
     LS = jnp.asarray(LINE_SEARCH, w.dtype)
 
-    grad_h = jax.grad(h)
-    hess_h = jax.jacfwd(grad_h)
+    if dG is None:  # no closed form for this gauge: automatic differentiation
+        grad_h = jax.grad(h)
+        hess_h = jax.jacfwd(grad_h)
+        derivs = lambda w: (grad_h(w), hess_h(w))  # noqa: E731
+    else:  # closed forms (superellipsoid_derivatives.py): one power per coordinate
+        derivs = lambda w: radial_derivatives(dG, c, M, w)[1:]  # noqa: E731
 
-    def step(_, carry):
-        w, fw, mu = carry
-        gr = grad_h(w)
-        H = hess_h(w)
+    def step(carry):
+        i, w, fw, mu, _ = carry
+        gr, H = derivs(w)
         T = _tangent_basis(_normalize(w))
         gt = T.T @ gr
         Ht = T.T @ H @ T
@@ -128,22 +140,30 @@ def _solve_one(c, M, w_cold, w_warm, g, iters):
         det = (a + m) * (d + m) - b * b
         s = -jnp.stack([(d + m) * gt[0] - b * gt[1], (a + m) * gt[1] - b * gt[0]]) / det
         sn = _norm(s)
+        done = sn < STEP_TOL  # converged: the proposed step no longer moves the iterate
         big = sn > STEP_MAX
         s = s * jnp.where(big, STEP_MAX / jnp.where(big, sn, 1.0), 1.0)
         # Parallel backtracking: try the step scaled by 1, 1/4, 1/16 and keep the best.
         w_try = jax.vmap(lambda t: y_of(w + t * (T @ s)))(LS)
         f_try = jax.vmap(h)(w_try)
         f_try = jnp.where(jnp.isnan(f_try), jnp.inf, f_try)
-        j = jnp.argmin(f_try)
-        acc = f_try[j] <= fw  # NaN is rejected
+        # Near the minimum h is flat to round-off (a quadratic: a step of 1e-8 changes h by
+        # ~1e-16), so comparing values accepts or rejects a Newton step by the last bit's
+        # luck and the search can stall ~1e-9 short of the minimum. A short full step that
+        # raises h by no more than round-off is taken (Newton is reliable there).
+        newton = (sn < NEWTON_ZONE) & (f_try[0] <= fw + ROUNDOFF * jnp.abs(fw))
+        j = jnp.where(newton, 0, jnp.argmin(f_try))
+        acc = newton | (f_try[j] <= fw)  # NaN is rejected
         w = jnp.where(acc, w_try[j], w)
         fw = jnp.where(acc, f_try[j], fw)
         mu = jnp.where(acc & (j == 0), mu * MU_DOWN, jnp.where(acc, mu, mu * MU_UP))
-        return w, fw, jnp.clip(mu, MU_MIN, MU_MAX)
+        return i + 1, w, fw, jnp.clip(mu, MU_MIN, MU_MAX), done
 
-    # lax.fori_loop with a static trip count: fixed cost, one compiled body, and it is
-    # differentiable in both modes (it lowers to a scan).
-    w, fw, mu = jax.lax.fori_loop(0, iters, step, (w, fw, mu))
+    # At most `iters` iterations, fewer once the proposed step is below STEP_TOL (under vmap
+    # the loop runs until the last problem of the buffer is done; finished ones are masked).
+    # The loop is not differentiated: implicit_solver's rule gives the derivatives.
+    carry = (jnp.asarray(0, jnp.int32), w, fw, mu, jnp.asarray(False))
+    _, w, fw, mu, _ = jax.lax.while_loop(lambda c: (c[0] < iters) & ~c[4], step, carry)
     return w, fw, mu
 
 
@@ -156,10 +176,10 @@ def _optimality(z, c, M, gauge, eps):
     return jnp.concatenate([gh - lam * jax.grad(g)(y), (g(y) - 1.0)[None]])
 
 
-def implicit_solver(gauge, iters):
+def implicit_solver(gauge, iters, gauge_derivatives=None):
     """`_solve_one` with derivatives by the implicit function theorem (a jax.custom_jvp).
 
-    The primal is the fixed-iteration search's answer. Its tangent is NOT the derivative of
+    The primal is the search's answer. Its tangent is NOT the derivative of
     the iterations (that one depends on which iterations were accepted: once the search has
     converged, every step is rejected and the tangent is frozen at whatever the warm start
     carried from earlier steps); it is the derivative of the solution of the optimality
@@ -168,13 +188,16 @@ def implicit_solver(gauge, iters):
     faces) gives a zero tangent instead of NaN.
 
     gauge(y, eps) -> G(y); eps: a tuple of traced squareness exponents, or () when they are
-    static (closed into gauge). Returns solve(c, M, w_cold, w_warm, eps) ->
+    static (closed into gauge). gauge_derivatives(y, eps) -> (G, grad G, hess G), the closed
+    forms of superellipsoid_derivatives.py, or None for automatic differentiation (used by the
+    search only; the tangent rule differentiates `gauge`). Returns solve(c, M, w_cold, w_warm, eps) ->
     (y, h(y), mu) like _solve_one; mu (the search's damping) has no derivative.
     """
 
     @jax.custom_jvp
     def solve(c, M, w_cold, w_warm, eps):
-        return _solve_one(c, M, w_cold, w_warm, lambda u: gauge(u, eps), iters)
+        dG = None if gauge_derivatives is None else (lambda u: gauge_derivatives(u, eps))
+        return _solve_one(c, M, w_cold, w_warm, lambda u: gauge(u, eps), iters, dG)
 
     @solve.defjvp
     def solve_jvp(primals, tangents):
@@ -233,8 +256,9 @@ def pair_geometry(
     semi-axis, as contact.c) or "enclosing" (spheres that enclose the shapes). frame (static):
     "affine" or "principal" (module docstring). iters (static): solver iterations.
 
-    The narrow phase always runs (fixed cost, branchless), so the warm start stays current
-    even while the broad phase fails: call it every step for every pair.
+    The narrow phase always runs (branchless), so the warm start stays current even while
+    the broad phase fails. stage.batch_geometry calls it for the pairs whose enclosing
+    spheres overlap (contact/broad_phase.py) and resets the warm start of the others.
     """
     if isinstance(shape, str):
         shape = SHAPES.resolve(shape, where="pair_geometry")
@@ -244,14 +268,17 @@ def pair_geometry(
     r1, F1, axes1, r2, F2, axes2, warm = (
         jnp.asarray(x, dtype) for x in (r1, F1, axes1, r2, F2, axes2, warm)
     )
+    dfun = derivatives_for(shape.gauge)
     if is_static(eps1) and is_static(eps2):  # static exponents: closed into the gauge (integer powers)
         eps = ()
         gauge_eps = lambda y, e: shape.gauge(y, eps1, eps2)  # noqa: E731
+        deriv_eps = None if dfun is None else (lambda y, e: dfun(y, eps1, eps2))
     else:
         eps1 = jnp.asarray(eps1, dtype)
         eps2 = jnp.asarray(eps2, dtype)
         eps = (eps1, eps2)
         gauge_eps = lambda y, e: shape.gauge(y, e[0], e[1])  # noqa: E731
+        deriv_eps = None if dfun is None else (lambda y, e: dfun(y, e[0], e[1]))
     g = lambda y: gauge_eps(y, eps)  # noqa: E731
 
     b1 = body(shape.ellipsoid_scale, F1, axes1, frame)
@@ -270,7 +297,7 @@ def pair_geometry(
     w_cold = jnp.stack([b1.A @ (r2 - r1), b2.A @ (r1 - r2)])
     w_warm = jnp.stack([warm[0:3], warm[3:6]])
     # derivatives of the contact points by the implicit function theorem (implicit_solver)
-    solver = implicit_solver(gauge_eps, iters)
+    solver = implicit_solver(gauge_eps, iters, deriv_eps)
     y, hval, mu = jax.vmap(lambda *a: solver(*a, eps))(c, M, w_cold, w_warm)
     y1, y2 = y[0], y[1]
     T1 = r1 + b1.B @ y1

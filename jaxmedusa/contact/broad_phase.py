@@ -1,0 +1,101 @@
+"""Pay only for the pairs that are near: run a per-pair function on a compacted buffer.
+
+The narrow phase (shapes/narrow_phase.py) costs microseconds per pair and step; most pairs of
+a batch are far apart most of the time. `compacted_map` evaluates a per-pair function only
+on the pairs a cheap test marked `near`, as jax-md's neighbour lists do:
+
+    idx   = indices of the near pairs, packed to the front (jnp.nonzero with a static size)
+    round k: the k-th block of `capacity` indices -> gather inputs -> vmap(fn) -> scatter back
+
+The buffer has a static capacity (chosen from the problem size when the step is traced);
+instead of an overflow flag that makes the caller re-run at a larger capacity, the buffer
+is reused: round k runs only while k * capacity < count (a `lax.cond` per round, so a round
+that is not needed costs nothing but the test), so an overflow costs one more round, never a
+wrong answer and never a recompile. The cost is ceil(count / capacity) rounds: it scales
+with the number of near pairs, not with batch x pairs. Pairs that are not near keep
+`default`.
+
+Everything is static-shaped and differentiable: the rounds are a `lax.fori_loop` with a
+static trip count (a scan in reverse mode), the conditions are `lax.cond`, and the indices
+are integers (no tangent). Called at the batch level, outside `vmap` (under vmap, a cond
+would become a select and evaluate both branches).
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["compacted_map", "default_capacity", "boxes_overlap", "MIN_CAPACITY", "CAPACITY_DIVISOR", "BOX_SLACK"]
+
+# The buffer holds 1/CAPACITY_DIVISOR of the pairs, but at least MIN_CAPACITY (all of them
+# when there are fewer): small enough that a few near pairs in a large batch pay for a few
+# pairs, large enough that a batch where most pairs are near needs at most
+# CAPACITY_DIVISOR rounds (each round has a fixed cost of a gather and a scatter).
+MIN_CAPACITY = 8
+CAPACITY_DIVISOR = 8
+
+
+# Added to the boxes' projected half-widths [m]: the test is on the same predicted state as
+# the narrow phase, so this only absorbs round-off; 1 mm costs nothing in pairs searched.
+BOX_SLACK = 1e-3
+
+
+def boxes_overlap(r1, B1, r2, B2, slack=BOX_SLACK):
+    """Whether the parallelepipeds {r + B y : |y_i| <= 1} of two bodies overlap (separating
+    axis test: the 3 + 3 face normals and the 9 edge-direction cross products).
+
+    r (3,) [m] centre; B (3, 3) unit coordinates -> world offset (columns: the deformed
+    semi-axis vectors, F diag(a)). Every contact shape lies in its unit box (|y_i| <= 1 on
+    a gauge-1 surface), so pairs whose boxes are apart cannot touch. The half-width of a
+    box along an axis n is sum_i |n . B[:, i]|; the boxes are apart when some axis has
+    |n . (r2 - r1)| > width1 + width2 + slack |n|. Face normals of body k are the rows of
+    B_k^-1 (any scale: the test is homogeneous in n). Two cars nose to tail 2 m apart have
+    overlapping enclosing spheres but separate boxes: their narrow phase is skipped.
+    """
+    def rows_inv(B):
+        # rows of B^-1 up to the common factor 1/det (cofactors: no division, no singularity)
+        c0, c1, c2 = B[:, 0], B[:, 1], B[:, 2]
+        return jnp.stack([jnp.cross(c1, c2), jnp.cross(c2, c0), jnp.cross(c0, c1)])
+
+    edges = jnp.cross(B1.T[:, None, :], B2.T[None, :, :]).reshape(9, 3)
+    axes = jnp.concatenate([rows_inv(B1), rows_inv(B2), edges])  # (15, 3)
+    d = r2 - r1
+    w1 = jnp.sum(jnp.abs(axes @ B1), axis=1)
+    w2 = jnp.sum(jnp.abs(axes @ B2), axis=1)
+    n = jnp.sqrt(jnp.sum(axes * axes, axis=1))
+    return ~jnp.any(jnp.abs(axes @ d) > w1 + w2 + slack * n)
+
+
+def default_capacity(n: int) -> int:
+    """Static buffer size for `n` pairs (1 <= capacity <= n)."""
+    return max(1, min(n, max(MIN_CAPACITY, n // CAPACITY_DIVISOR)))
+
+
+def compacted_map(fn, near, inputs, default, capacity: int | None = None):
+    """out[i] = fn(inputs[i]) where near[i], else default[i].
+
+    fn: a function of one item (a pytree without the leading axis) returning a pytree shaped
+    like one item of `default`; near: [N] bool; inputs, default: pytrees with leaves [N, ...];
+    capacity (static): pairs per round (default_capacity(N) if None). Returns `default`'s
+    structure with leaves [N, ...]; fn is evaluated on ceil(count / capacity) * capacity items
+    (padding items are gathered from item N - 1 and their results dropped).
+    """
+    n = near.shape[0]
+    cap = default_capacity(n) if capacity is None else max(1, min(int(capacity), n))
+    rounds = -(-n // cap)
+    count = jnp.sum(near.astype(jnp.int32))
+    # near indices first, in order; the rest is the out-of-range index n (dropped by the scatter)
+    idx = jnp.nonzero(near, size=rounds * cap, fill_value=n)[0].astype(jnp.int32)
+
+    def one_round(k, out):
+        sel = jax.lax.dynamic_slice(idx, (k * cap,), (cap,))
+
+        def run(out):
+            take = jnp.minimum(sel, n - 1)
+            x = jax.tree.map(lambda v: v[take], inputs)
+            y = jax.vmap(fn)(x)
+            return jax.tree.map(lambda o, v: o.at[sel].set(v.astype(o.dtype), mode="drop"), out, y)
+
+        return jax.lax.cond(k * cap < count, run, lambda o: o, out)
+
+    return jax.lax.fori_loop(0, rounds, one_round, default)
