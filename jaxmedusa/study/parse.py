@@ -19,9 +19,8 @@ Study file (TOML; every key is checked, errors name the key):
     end_time = 3.0                        # [s]
     dt = 5e-5                             # [s], initial/maximal step
     save_every = 0.01                     # [s], trajectory sample interval
-    contact_law = "crush"                 # "medusa" | "physical" | "crush" (docs/crash-law.md); with a
-                                          # law of solver.step_control.SMOOTH_LAW_STEP and neither dt
-                                          # nor step_control given here: its constant step
+    contact_law = "crush"                 # "medusa" | "physical" | "crush" (docs/crash-law.md); no dt and
+                                          # no step_control: solver.step_control.SMOOTH_LAW_STEP's
     contact_geometry = "superellipsoid"   # "superellipsoid" | "ellipsoid" | "box" | "medusa_search"
 
     [contact]                             # base contact parameters (core.params.CONTACT_DEFAULTS)
@@ -165,8 +164,7 @@ def study_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<stud
     # settings: the scenario's, overridden by the study's
     study_sim = simulation_settings(data.get("simulation", {}), err)
     sim = {**sim, **study_sim}
-    # a smooth contact law steps with a constant dt unless the study says otherwise
-    # (solver.step_control.SMOOTH_LAW_STEP: the accuracy study behind the value)
+    # a smooth law steps with a constant dt unless the study says otherwise (SMOOTH_LAW_STEP)
     smooth = SMOOTH_LAW_STEP.get(sim.get("contact_law", "medusa"), {})
     sim.update({k: v for k, v in smooth.items() if k not in study_sim})
     settings = Settings(**sim)
