@@ -52,14 +52,13 @@ and at both bounds is checked as a study checks each sample.
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.io.medusa_files import MedusaInputError
-from jaxmedusa.io.validation import InputErrors
+from jaxmedusa.io.validation import InputErrors, read_toml
 from jaxmedusa.study.parse import study_from_dict
 from jaxmedusa.study.spec import Target
 
@@ -138,14 +137,7 @@ class FitSpec:
 def load_fit(path: str | Path) -> FitSpec:
     """Read and validate a fit file. Raises FitError naming the file and the key."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise FitError(f"{path}: cannot open file ({e.strerror})") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise FitError(f"{path}: not valid TOML: {e}") from None
+    data, _ = read_toml(path, FitError)
     return fit_from_dict(data, base_dir=path.parent, source=str(path), default_name=path.stem)
 
 

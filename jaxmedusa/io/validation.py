@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import tomllib
+from pathlib import Path
 
 from jaxmedusa.contact.laws import LAWS
 from jaxmedusa.contact.shapes import SHAPES
@@ -15,7 +17,7 @@ from jaxmedusa.core.params import Settings
 from jaxmedusa.io.medusa_files import MedusaInputError
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 
-__all__ = ["InputErrors", "is_number", "simulation_settings", "NAMED_SETTINGS"]
+__all__ = ["InputErrors", "is_number", "read_toml", "simulation_settings", "NAMED_SETTINGS"]
 
 # Settings fields whose string values name an entry of a registry.
 NAMED_SETTINGS = {"contact_law": LAWS, "contact_geometry": SHAPES, "step_control": STEP_CONTROLS}
@@ -92,3 +94,16 @@ def simulation_settings(t, err: InputErrors) -> dict:
                 err.fail(where, f"unknown {registry.kind} {value!r}; valid: {', '.join(registry.names())}")
         out[key] = value
     return out
+
+
+def read_toml(path: Path, error: type[Exception]) -> tuple[dict, str]:
+    """(table, text) of a TOML file; raises `error` naming the file when it cannot be opened
+    or is not valid TOML (study and fit files share this)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise error(f"{path}: cannot open file ({e.strerror})") from None
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"{path}: not valid TOML: {e}") from None

@@ -87,14 +87,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-import tomllib
 from pathlib import Path
 
 from jaxmedusa.analysis.outcomes import VEHICLE_METRICS
 from jaxmedusa.core.params import CONTACT_DEFAULTS, Settings
 from jaxmedusa.core.scenario import ModelSpec, Scenario
 from jaxmedusa.io.scenario_toml import load_scenario, scenario_from_dict
-from jaxmedusa.io.validation import InputErrors, simulation_settings
+from jaxmedusa.io.validation import InputErrors, read_toml, simulation_settings
 from jaxmedusa.physics.tire.calspan import GOODYEAR_185SR14
 from jaxmedusa.solver.step_control import SMOOTH_LAW_STEP
 from jaxmedusa.study.design import SAMPLERS, design
@@ -120,14 +119,7 @@ _MODEL_SCALARS = [f.name for f in dataclasses.fields(ModelSpec) if f.name not in
 def load_study(path: str | Path) -> Study:
     """Read and validate a study file (module docstring). Raises StudyError naming the key."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise StudyError(f"{path}: cannot open file ({e.strerror})") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise StudyError(f"{path}: not valid TOML: {e}") from None
+    data, text = read_toml(path, StudyError)
     return study_from_dict(data, base_dir=path.parent, source=str(path), default_name=path.stem, text=text)
 
 
