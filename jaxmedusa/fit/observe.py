@@ -3,9 +3,9 @@
 `ObservationTracker(times)` keeps the last accepted state and, on the accepted step that
 crosses an observation time T (t_prev <= T <= t_new, first such step), stores r and the directors F at T by
 cubic Hermite interpolation with their rates v and W (exact to O(h^4) for smooth motion,
-h = the step, 5e-5 s by default), and v linearly. The steps are MEDUSA's own (adaptive),
-so T need not lie on any grid, and no samples are stored: the fit runs one while loop
-(solver.simulate.finish) where the sampled run compiles two (per save slot, and to finish).
+h = the step), and v linearly. The steps are the run's own (MEDUSA's adaptive ones or
+constant ones), so T need not lie on any grid, and no samples are stored: the fit's
+evaluation is one while loop (solver.simulate.finish), with no scan over save slots.
 """
 from __future__ import annotations
 
