@@ -1,11 +1,11 @@
 """The state of every vehicle at given times, captured inside the run (an in-run tracker).
 
 `ObservationTracker(times)` keeps the last accepted state and, on the accepted step that
-crosses an observation time T (t_prev <= T < t_new), stores r and the directors F at T by
+crosses an observation time T (t_prev <= T <= t_new, first such step), stores r and the directors F at T by
 cubic Hermite interpolation with their rates v and W (exact to O(h^4) for smooth motion,
-h = the step, 5e-5 s by default), and v linearly. The steps are MEDUSA's own (adaptive),
-so T need not lie on any grid, and no samples are stored: the fit runs one while loop
-(solver.simulate.finish) where the sampled run compiles two (per save slot, and to finish).
+h = the step), and v linearly. The steps are the run's own (MEDUSA's adaptive ones or
+constant ones), so T need not lie on any grid, and no samples are stored: the fit's
+evaluation is one while loop (solver.simulate.finish), with no scan over save slots.
 """
 from __future__ import annotations
 
@@ -51,7 +51,10 @@ class ObservationTracker:
         vs, t1 = state.vehicles, state.clock.t
         T = jnp.asarray(self.times)
         moved = info.accepted & (t1 > m.prev_t)
-        cross = moved & (m.prev_t <= T) & (T < t1)  # (T,)
+        # T <= t1 + 1 ns, once: the constant control's last step ends on end_time only to
+        # round-off (t = 2.4999999999998 after 12500 steps of 2e-4 s), and an observation
+        # at end_time must still be captured (s clipped to 1; 1 ns moves a car 2e-8 m)
+        cross = moved & ~m.seen & (m.prev_t <= T) & (T <= t1 + 1e-9)  # (T,)
         h = jnp.where(moved, t1 - m.prev_t, 1.0)  # no division by zero on rejected steps
         s = jnp.clip((T - m.prev_t) / h, 0.0, 1.0)
         s3, s4 = s[:, None, None], s[:, None, None, None]
