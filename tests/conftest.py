@@ -1,9 +1,15 @@
 """Shared fixtures: the report's Appendix C models and small scenario builders."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# CLI tests run the `jaxmedusa` app, which turns JAX's persistent compilation cache on in the
+# user's cache folder: tests must not write there, and each run must compile cold as CI does
+# (tests of the cache itself set the variable themselves).
+os.environ.setdefault("JAXMEDUSA_COMPILE_CACHE", "0")
 
 import jaxmedusa  # noqa: F401  (enables float64)
 from jaxmedusa.io.medusa_files import read_models
