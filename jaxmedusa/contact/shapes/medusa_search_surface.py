@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 
 from jaxmedusa.contact.shapes.medusa_search_minimize import eigsrt, jacobi, matmul_long, matrix_inverse, seqsum
