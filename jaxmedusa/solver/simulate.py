@@ -173,8 +173,13 @@ def _advance(batch: Batch, carry, settings: Settings, n_slots: int, tracker=None
 
 
 def init_metrics(batch: Batch, state: SimState, tracker):
-    """The tracker's initial metrics for a batch (None without a tracker)."""
-    return None if tracker is None else jax.vmap(tracker.init)(batch, state)
+    """The tracker's initial metrics for a batch (None without a tracker), with strong types:
+    a weakly typed leaf (jnp.full(..., 0.0)) comes back strong from `advance`, and the
+    second call would then trace and compile the whole step body again."""
+    if tracker is None:
+        return None
+    metrics = jax.vmap(tracker.init)(batch, state)
+    return jax.tree.map(lambda x: jax.lax.convert_element_type(x, jnp.asarray(x).dtype), metrics)
 
 
 @partial(jax.jit, static_argnames=("settings", "n_slots", "tracker", "record", "adjoint", "max_steps"))

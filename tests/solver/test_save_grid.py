@@ -179,3 +179,39 @@ def test_chunked_advance_equals_one_call(models):
         np.testing.assert_allclose(got, np.asarray(getattr(whole.samples, f)), rtol=0, atol=1e-12)
     assert np.asarray(whole.samples.saved).all() and settings.n_samples == 26
     np.testing.assert_allclose(np.asarray(state.vehicles.r), np.asarray(whole.final.vehicles.r), rtol=0, atol=1e-12)
+
+
+class _WeakTracker:
+    """A tracker whose initial metric is weakly typed (jnp.asarray(0.0)), as
+    jnp.full(shape, 0.0) and Python-float arithmetic make them; its update returns strong
+    float64, so the metrics' types change after the first `advance` call."""
+
+    def init(self, batch_item, state):
+        return {"max_speed": jnp.asarray(0.0)}
+
+    def update(self, metrics, batch_item, state, info):
+        speed = jnp.linalg.norm(state.vehicles.v[0])
+        return {"max_speed": jnp.maximum(metrics["max_speed"], speed.astype(jnp.float64))}
+
+    def __hash__(self):
+        return 1
+
+    def __eq__(self, other):
+        return isinstance(other, _WeakTracker)
+
+
+def test_chunked_advance_compiles_once(models):
+    # run.py and the study runner call `advance` again on its own output. A weakly typed
+    # initial metric would differ in type from the returned one, and the second call would
+    # trace and compile the whole step body a second time (it did: 2 compilations per run).
+    settings = Settings(end_time=0.004, dt=1e-3, save_every=1e-3, step_control="constant")
+    batch, state = build_batch([single(models[0], speed=20.0)], dt=settings.dt)
+    tracker = _WeakTracker()
+    metrics, prev = init_metrics(batch, state, tracker), prev_of(state)
+    assert not any(x.aval.weak_type for x in jax.tree.leaves(metrics))
+    before = advance._cache_size()
+    for _ in range(3):
+        (state, metrics, prev), _ = advance(batch, state, metrics, settings, 2, tracker, prev=prev)
+    assert advance._cache_size() == before + 1
+    # the tracker did its work: the largest speed seen is the initial 20 m/s or more
+    assert float(metrics["max_speed"][0]) >= 20.0 - 1e-9
