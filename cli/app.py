@@ -3,17 +3,55 @@
 One module per command group: run_commands.py (run, equilibrium), study_commands.py
 (sweep, show, merge), sensitivity_commands.py (sensitivity), fit_commands.py (fit),
 plot_commands.py (plot, animate); common.py holds the console and the exit-code-2 error path.
+
+A group's module is imported when one of its commands is called (or `--help` lists them):
+`jaxmedusa run` then does not import matplotlib, scipy.stats, optimistix, SALib or Ray,
+which took 1.5-2 s of every run (Click's lazy-loading pattern for subcommands).
 """
 from __future__ import annotations
 
+import importlib
 import sys
+from functools import cache
 
+import click
 import typer
+from typer.core import TyperGroup
 
 from jaxmedusa.core.compile_cache import enable as enable_compile_cache
-from jaxmedusa_cli import fit_commands, plot_commands, run_commands, sensitivity_commands, study_commands
 
-app = typer.Typer(add_completion=False, no_args_is_help=False,
+# command name -> the module (in jaxmedusa_cli) whose `register(app)` defines it; order as in --help
+COMMAND_MODULES = {
+    "run": "run_commands", "equilibrium": "run_commands",
+    "sweep": "study_commands", "show": "study_commands", "merge": "study_commands",
+    "sensitivity": "sensitivity_commands",
+    "fit": "fit_commands",
+    "plot": "plot_commands", "animate": "plot_commands",
+}
+
+
+@cache
+def _group(module: str) -> click.Group:
+    """The commands a module registers, as a Click group (imported on first use; an import
+    error propagates: a broken module is an error, never a silently missing command)."""
+    sub = typer.Typer()
+    importlib.import_module(f"jaxmedusa_cli.{module}").register(sub)
+    return typer.main.get_group(sub)
+
+
+class LazyCommands(TyperGroup):
+    """The main group: lists COMMAND_MODULES' names and builds a command when it is called."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMAND_MODULES) + [n for n in super().list_commands(ctx) if n not in COMMAND_MODULES]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in COMMAND_MODULES:
+            return _group(COMMAND_MODULES[name]).commands[name]
+        return super().get_command(ctx, name)
+
+
+app = typer.Typer(cls=LazyCommands, add_completion=False, no_args_is_help=False,
                   help="MEDUSA platoon driving and collision dynamics in JAX: runs, sweeps, studies.")
 
 
@@ -27,14 +65,9 @@ def main(ctx: typer.Context,
     if compile_cache:
         enable_compile_cache()
     if ctx.invoked_subcommand is None:
-        ctx.invoke(run_commands.run, path=None)
-
-
-run_commands.register(app)
-study_commands.register(app)
-sensitivity_commands.register(app)
-fit_commands.register(app)
-plot_commands.register(app)
+        run = _group("run_commands").commands["run"]
+        with run.make_context("run", [], parent=ctx) as sub:  # `run` with no arguments: its defaults
+            run.invoke(sub)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -32,7 +32,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from scipy.signal import butter, filtfilt
 
 from jaxmedusa.core.pytree import pytree_dataclass
 
@@ -46,6 +45,7 @@ TICKS_PER_STEP = 3  # most ticks one step may contain (dt <= 3 / sample_rate)
 
 def cfc_coefficients(cfc: float = 60.0, sample_rate: float = SAMPLE_RATE):
     """(b, a) of the J211 CFC 2-pole section, scipy's convention (a[0] = 1)."""
+    from scipy.signal import butter  # here, not at the top: importing scipy.signal takes ~1 s of every run
     return butter(2, CFC_PREWARP * cfc, btype="low", fs=sample_rate)
 
 
@@ -56,6 +56,7 @@ def cfc_filter(x, cfc: float = 60.0, sample_rate: float = SAMPLE_RATE, axis: int
     b, a = cfc_coefficients(cfc, sample_rate)
     if x.shape[axis] <= 3 * max(len(a), len(b)):
         return x.copy()
+    from scipy.signal import filtfilt  # (see cfc_coefficients)
     return filtfilt(b, a, x, axis=axis)
 
 

@@ -1,15 +1,18 @@
 """The study commands through the real `jaxmedusa` app (jaxmedusa_cli.app, as installed):
-sweep whole and in shards, merge, show; bad input exits 2; and the app refuses to start
-without its study commands instead of silently dropping them."""
+sweep whole and in shards, merge, show; bad input exits 2; a command group that fails to
+import is an error, not a missing command; `jaxmedusa run` imports only what it uses."""
 from __future__ import annotations
 
 import importlib
+import subprocess
 import sys
 
 import pandas as pd
 import pytest
+import typer
 from typer.testing import CliRunner
 
+from jaxmedusa_cli import run_commands
 from jaxmedusa_cli.app import app
 
 from helpers import EXAMPLES
@@ -46,8 +49,10 @@ def study(tmp_path_factory):
 
 
 def test_the_app_has_the_study_commands():
-    names = {c.name or c.callback.__name__ for c in app.registered_commands}
-    assert {"run", "equilibrium", "sweep", "merge", "show"} <= names
+    group = typer.main.get_command(app)
+    with group.make_context("jaxmedusa", []) as ctx:
+        for name in ("run", "equilibrium", "sweep", "merge", "show"):
+            assert name in group.list_commands(ctx) and group.get_command(ctx, name).name == name
 
 
 def test_sweep_shards_merge_and_show(study):
@@ -82,9 +87,49 @@ def test_bad_input_exits_2(study):
 
 
 def test_a_failing_study_import_is_an_error(monkeypatch):
+    # the study commands are imported when called (app.py loads command groups lazily): a
+    # module that fails to import is an ImportError then, never a silently missing command
     monkeypatch.setitem(sys.modules, "jaxmedusa_cli.study_commands", None)  # import fails
-    # `from jaxmedusa_cli import study_commands` reads the package attribute first: drop it
     monkeypatch.delattr(importlib.import_module("jaxmedusa_cli"), "study_commands", raising=False)
-    monkeypatch.delitem(sys.modules, "jaxmedusa_cli.app")
-    with pytest.raises(ImportError):
-        importlib.import_module("jaxmedusa_cli.app")
+    app_module = importlib.import_module("jaxmedusa_cli.app")
+    app_module._group.cache_clear()
+    res = CliRunner().invoke(app, ["sweep", "--help"])
+    app_module._group.cache_clear()
+    assert res.exit_code != 0 and isinstance(res.exception, ImportError)
+
+
+def test_help_lists_every_command():
+    out = CliRunner().invoke(app, ["--help"]).output
+    for name in ("run", "equilibrium", "sweep", "show", "merge", "sensitivity", "fit", "plot", "animate"):
+        assert f" {name} " in out, (name, out)
+
+
+# Heavy libraries only some commands need: importing them took 1.5-2 s of every `jaxmedusa run`.
+HEAVY = ("matplotlib", "scipy.stats", "scipy.signal", "optimistix", "SALib", "ray")
+
+
+@pytest.mark.parametrize("module", ["jaxmedusa_cli.app", "jaxmedusa_cli.run_commands"])
+def test_the_run_command_does_not_import_what_it_does_not_use(module):
+    code = f"import sys, {module}; print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "", f"{module} imports {out.strip()}"
+    # and the check can fail: the study commands do import scipy.stats (their samplers)
+    code = "import sys, jaxmedusa_cli.study_commands; print('scipy.stats' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() \
+        == "True"
+
+
+def test_no_command_runs_the_default_example(monkeypatch):
+    # `jaxmedusa` alone is `jaxmedusa run` with run's defaults (the click command is invoked
+    # with an empty argument list; calling the function itself left its defaults unparsed)
+    class Called(Exception):
+        pass
+
+    def fake_run_scenario(path, **kw):
+        raise Called(path, kw)
+
+    monkeypatch.setattr(run_commands, "run_scenario", fake_run_scenario)
+    res = CliRunner().invoke(app, ["--no-compile-cache"])
+    assert isinstance(res.exception, Called), res.output
+    path, kw = res.exception.args
+    assert path == run_commands.DEFAULT_EXAMPLE and kw["end_time"] is None and kw["dt"] is None
