@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmedusa.analysis.crash_pulse import SAMPLE_RATE, TICKS_PER_STEP, PulseTracker, pulse_table
-from jaxmedusa.analysis.events import ContactEventTracker, add_episode_geometry, episodes_table
+from jaxmedusa.analysis.events import ContactEventTracker, episodes_table
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.safe_math import heading
@@ -111,8 +111,7 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
         out_dir.mkdir(parents=True, exist_ok=True)
         write_trajectory(samples, batch, out_dir / "trajectory.parquet", run_metadata(scenario, settings, batch))
         if isinstance(events, ContactEventTracker):
-            table = add_episode_geometry(episodes_table(own, len(scenario.vehicles)), samples, batch, settings)
-            table.to_parquet(out_dir / "contact_events.parquet", index=False)
+            episodes_table(own, len(scenario.vehicles)).to_parquet(out_dir / "contact_events.parquet", index=False)
         if pulse_table_ is not None:
             write_pulse(pulse_table_, out_dir / "crash_pulse.parquet")
     return RunOutput(scenario=scenario, settings=settings, result=result, out_dir=out_dir, wall_time=wall,

@@ -115,7 +115,8 @@ def no_contact(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Set
     z3, z33 = jnp.zeros((n, 3)), jnp.zeros((n, 3, 3))
     none = jnp.zeros((p,), bool)
     info = PairInfo(touching=none, phi1=jnp.full((p,), jnp.inf), force=jnp.zeros((p,)), gamma=jnp.zeros((p, 2)),
-                    crush=jax.vmap(overlap_crush)(none, jnp.zeros((p,)), pairs.crush))
+                    crush=jax.vmap(overlap_crush)(none, jnp.zeros((p,)), pairs.crush),
+                    point=jnp.zeros((p, 3)), normal=jnp.zeros((p, 3)))
     return jnp.asarray(False), pairs, ContactTerms(z3, z33, z3, z33), info, jnp.asarray(False)
 
 
@@ -143,8 +144,10 @@ def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: 
 
     terms = ContactTerms(*[gather(x1, x2) for x1, x2 in zip(t1, t2)])
     new_pairs = PairState(gamma=gamma, warm=geom.warm, in_contact=touching, crush=crush.dmax)
+    seen = geom.candidate[:, None]
     info = PairInfo(touching=touching, phi1=jnp.where(geom.candidate, geom.phi1, jnp.inf), force=force, gamma=gamma,
-                    crush=crush)
+                    crush=crush, point=jnp.where(seen, 0.5 * (geom.T1 + geom.T2), 0.0),
+                    normal=jnp.where(seen, geom.n1, 0.0))
     # a search shape fails as the C aborts: on any candidate pair's failed search
     watched = geom.candidate if _own_search(settings) else touching
     failed = jnp.any(watched & (geom.residual > CONTACT_RESIDUAL_TOL))

@@ -112,6 +112,8 @@ class PairInfo(NamedTuple):
     force: jnp.ndarray  # (P,) normal contact force magnitude [N] (law-specific, see contact/laws/)
     gamma: jnp.ndarray  # (P, 2) multipliers gamma1, gamma2 after this step (MEDUSA law; 0 otherwise)
     crush: Crush | None = None  # leaves [P, ...]: crush of the two bodies (Crush)
+    point: jnp.ndarray | None = None  # (P, 3) midpoint of T1, T2 of the predicted state [m] (0: no candidate)
+    normal: jnp.ndarray | None = None  # (P, 3) n1, outward unit normal of body 1 there (0: no candidate)
 
 
 class Motion(NamedTuple):

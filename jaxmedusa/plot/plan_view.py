@@ -14,6 +14,7 @@ metadata) the spline centreline and lane lines every LANE_WIDTH are drawn.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 
@@ -152,14 +153,14 @@ def draw_plan(ax, run: RunData, t_max: float | None = None, every: float = OUTLI
             ax.quiver(ev["point_x"], ev["point_y"], NORMAL_LENGTH * ev["normal_x"], NORMAL_LENGTH * ev["normal_y"],
                       angles="xy", scale_units="xy", scale=1.0, color="k", width=0.004, gid="normal", zorder=5)
             counts["contacts"] = len(ev)
-            # both vehicles' outlines at the first contact, drawn bold
+            # both vehicles' outlines at the first contact, drawn bold (the contact's step lies
+            # between two samples: positions and directors interpolated linearly to its time)
             first = ev.sort_values("start").iloc[0]
             for n in (int(first["vehicle_a"]), int(first["vehicle_b"])):
-                rows = run.vehicle(n)
-                k = int(np.abs(rows["time"].to_numpy() - first["geometry_time"]).argmin())
+                rows = _at_time(run.vehicle(n), float(first["geometry_time"]))
                 veh = next(v for v in run.vehicles if v["number"] == n)
-                poly = outlines(rows[["x", "y", "z"]].to_numpy()[k:k + 1], directors(rows.iloc[k:k + 1]),
-                                veh["contact_semi_axes"], run.shape)[0]
+                poly = outlines(rows[["x", "y", "z"]].to_numpy(), directors(rows), veh["contact_semi_axes"],
+                                run.shape)[0]
                 poly = shift(poly, first["geometry_time"])
                 ax.add_patch(Polygon(poly, closed=True, fill=False, edgecolor=vehicle_color(n), lw=2.0,
                                      gid="contact-outline", zorder=4))
@@ -175,6 +176,12 @@ def draw_plan(ax, run: RunData, t_max: float | None = None, every: float = OUTLI
     ax.set_ylabel("y [m]")
     return counts
 
+
+
+def _at_time(rows: pd.DataFrame, t: float) -> pd.DataFrame:
+    """One row: every numeric column of a vehicle's rows interpolated linearly to time t [s]."""
+    numeric = rows.select_dtypes("number")
+    return pd.DataFrame({c: [np.interp(t, rows["time"].to_numpy(), numeric[c].to_numpy())] for c in numeric})
 
 def plan_view_figure(run: RunData, every: float = OUTLINE_EVERY, moving: bool = False) -> Figure:
     """A figure with the plan view of the whole run (one axes); `moving`: in the frame

@@ -101,6 +101,15 @@ def test_contact_events_of_a_collinear_rear_end(collinear):
     # room for the normal's tilt and the suspension motion)
     assert first["min_phi1"] < -0.5 * (2.0 * h - 2.0 * a1)
     assert np.isnan(first["end"]) or first["end"] > first["start"]
+    # The geometry of the episode's first step, by symmetry: identical bodies in the same
+    # orientation on the E1 axis meet halfway between their centres, with the normal in the
+    # E1-E3 plane pointing forward. The point is that of the predicted state, one step
+    # (5e-5 s at ~21 m/s: 1e-3 m) ahead of the sampled centres, interpolated linearly
+    # between 0.01 s samples: 2e-3 m.
+    x1, x2_now = (np.interp(first["start"], traj.time[traj.vehicle == n], traj.x[traj.vehicle == n]) for n in (1, 2))
+    assert first["geometry_time"] == first["start"]
+    assert first["point_x"] == pytest.approx(0.5 * (x1 + x2_now), abs=2e-3)
+    assert abs(first["point_y"]) < 1e-9 and abs(first["normal_y"]) < 1e-9 and first["normal_x"] > 0.99
 
 
 def test_trajectory_angles_of_the_run(collinear):
