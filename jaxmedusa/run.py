@@ -20,7 +20,7 @@ from jaxmedusa.core.status import Status
 from jaxmedusa.io.scenario_toml import load_scenario
 from jaxmedusa.io.tables import write_pulse, write_trajectory
 from jaxmedusa.solver.save_grid import prev_of
-from jaxmedusa.solver.simulate import Samples, SimResult, advance, init_metrics
+from jaxmedusa.solver.simulate import Samples, SimResult, cached_advance, init_metrics
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 from jaxmedusa.solver.trackers import CombinedTracker
 
@@ -85,7 +85,7 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     prev = prev_of(state)  # the state before the last accepted step, carried between chunks
     n_chunks = math.ceil(settings.n_samples / SLOTS_PER_CHUNK)
     for i in range(n_chunks):
-        (state, metrics, prev), samples = advance(batch, state, metrics, settings, SLOTS_PER_CHUNK, tracker,
+        (state, metrics, prev), samples = cached_advance(batch, state, metrics, settings, SLOTS_PER_CHUNK, tracker,
                                                   prev=prev)
         chunks.append(jax.device_get(samples))
         if progress is not None:
@@ -94,7 +94,7 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     # same compiled `advance` (its save rule takes nothing past end_time) instead of
     # `finish`, which would compile the step body a second time.
     while _any_running(state, settings):
-        (state, metrics, prev), _ = advance(batch, state, metrics, settings, SLOTS_PER_CHUNK, tracker, prev=prev)
+        (state, metrics, prev), _ = cached_advance(batch, state, metrics, settings, SLOTS_PER_CHUNK, tracker, prev=prev)
     jax.block_until_ready(state)
     wall = time.perf_counter() - start
     samples = Samples(*[np.concatenate([getattr(c, f) for c in chunks], axis=1)[:, : settings.n_samples]

@@ -40,6 +40,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxmedusa.contact.stage import batch_geometry, uses_contact
+from jaxmedusa.core import export_cache
 from jaxmedusa.core.params import Batch, Settings
 from jaxmedusa.core.pytree import replace
 from jaxmedusa.core.state import SimState
@@ -49,7 +50,7 @@ from jaxmedusa.solver import save_grid
 from jaxmedusa.solver.step import predict, scenario_step
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 
-__all__ = ["simulate", "simulate_fixed", "advance", "finish", "init_metrics", "Samples", "SimResult", "ADJOINTS"]
+__all__ = ["simulate", "simulate_fixed", "advance", "cached_advance", "finish", "init_metrics", "Samples", "SimResult", "ADJOINTS"]
 
 ADJOINTS = ("forward", "checkpointed")
 
@@ -182,7 +183,10 @@ def init_metrics(batch: Batch, state: SimState, tracker):
     return jax.tree.map(lambda x: jax.lax.convert_element_type(x, jnp.asarray(x).dtype), metrics)
 
 
-@partial(jax.jit, static_argnames=("settings", "n_slots", "tracker", "record", "adjoint", "max_steps"))
+ADVANCE_STATIC = ("settings", "n_slots", "tracker", "record", "adjoint", "max_steps")
+
+
+@partial(jax.jit, static_argnames=ADVANCE_STATIC)
 def advance(batch: Batch, state: SimState, metrics, settings: Settings, n_slots: int, tracker=None, record=True,
             adjoint: str = "forward", max_steps: int | None = None, prev=None):
     """Advance a batch by `n_slots` save slots: ((state, metrics, prev), Samples [B, n_slots, ...]).
@@ -192,6 +196,11 @@ def advance(batch: Batch, state: SimState, metrics, settings: Settings, n_slots:
         prev = save_grid.prev_of(state)
     return _advance(batch, (state, metrics, prev if record else None), settings, n_slots, tracker, record, adjoint,
                     max_steps)
+
+
+# `advance` served from exported programs when core/export_cache.py is enabled (the CLI): a
+# second process skips tracing and lowering; the plain `advance` otherwise.
+cached_advance = export_cache.cached(advance, ADVANCE_STATIC)
 
 
 def _finish(batch, carry, settings, tracker, adjoint="forward", max_steps=None, per_slot=True):

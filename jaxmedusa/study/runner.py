@@ -34,7 +34,7 @@ from jaxmedusa.core.params import Settings
 from jaxmedusa.core.status import Status
 from jaxmedusa.io import tables
 from jaxmedusa.solver.save_grid import prev_of
-from jaxmedusa.solver.simulate import Samples, advance, init_metrics, simulate
+from jaxmedusa.solver.simulate import Samples, cached_advance, init_metrics, simulate
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 from jaxmedusa.study.design import design
 from jaxmedusa.study.gradients import chunk_gradients, gradient_units
@@ -111,7 +111,8 @@ def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record:
     prev = prev_of(state) if record else None  # the state before the last accepted step, between calls
     parts = []
     while True:
-        (state, metrics, prev), samples = advance(batch, state, metrics, sliced, per_call, tracker, record, prev=prev)
+        (state, metrics, prev), samples = cached_advance(batch, state, metrics, sliced, per_call, tracker, record,
+                                                         prev=prev)
         if record:
             parts.append(jax.device_get(samples))
         frac = _done_fraction(state, settings)
