@@ -127,7 +127,7 @@ def _program(key: str, jitted, static: dict, tree, leaves):
         exported, out_tree = _export(jitted, static, tree, leaves)
         try:
             _store(path, exported, out_tree)
-        except (OSError, ImportError):  # read-only folder, or no flatbuffers: keep it in memory only
+        except Exception:  # read-only folder, no flatbuffers, an unpicklable tree: keep it in memory only
             pass
     _programs[key] = (jax.jit(exported.call), out_tree)
     return _programs[key]
