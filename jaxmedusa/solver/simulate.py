@@ -81,7 +81,8 @@ def _running(state: SimState, settings: Settings):
 
 
 def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
-    """One step of every scenario where `active` [B], then the tracker update."""
+    """One step of every scenario where `active` [B] (None: all of them), then the tracker
+    update."""
     state, metrics = carry
     if uses_contact(settings, state.vehicles.r.shape[1]):
         r_pred, F_pred = jax.vmap(predict)(state)
@@ -91,7 +92,7 @@ def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
         new, info = jax.vmap(scenario_step, in_axes=(0, 0, None))(batch, state, settings)
 
     def pick(n, o):
-        return jnp.where(active.reshape(active.shape + (1,) * (n.ndim - 1)), n, o)
+        return n if active is None else jnp.where(active.reshape(active.shape + (1,) * (n.ndim - 1)), n, o)
 
     state = jax.tree.map(pick, new, state)
     if tracker is not None:
@@ -105,8 +106,12 @@ def _loop(batch, carry, settings, tracker, condition, adjoint: str, max_steps: i
     mode), or `max_steps` checkpointed scan steps (reverse mode too). Same step either way.
     carry: (state, metrics, prev), prev a save_grid.Prev kept up to date, or None."""
 
+    # A while loop over one scenario runs its body only while that scenario is active: no
+    # masking then (a select over every metric, e.g. the crash pulse's record, each step)
+    always = adjoint == "forward" and batch.valid.shape[0] == 1
+
     def body(c):
-        state, metrics = _step_batch(batch, c[:2], condition(c[0]), settings, tracker)
+        state, metrics = _step_batch(batch, c[:2], None if always else condition(c[0]), settings, tracker)
         return state, metrics, (None if c[2] is None else save_grid.after_step(c[2], c[0], state))
 
     if adjoint == "forward":
