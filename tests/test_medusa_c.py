@@ -69,3 +69,27 @@ def test_c_program_is_jaxmedusa_before_contact(tmp_path):
         np.testing.assert_allclose(z[12:15], np.asarray(s.v[0, k, veh - 1]), rtol=0, atol=1e-6)
         F = np.array([[z[3 * j + i - 1] for j in (1, 2, 3)] for i in (1, 2, 3)])
         np.testing.assert_allclose(F, np.asarray(s.F[0, k, veh - 1]), rtol=0, atol=1e-9)
+
+
+def _trace_body(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if ln.startswith(("STEP", "PAIR"))]
+
+
+def test_c_program_reproduces_the_original_programs_trace_to_1_02_s(tmp_path):
+    # The trace in tests/data was written by the original program's own build (see
+    # tests/data/README.md); ours must print the same lines (9-10 significant digits) for
+    # its first two contact episodes: 14 rejected steps, the onset's dt sequence, phi, gamma.
+    m = _baseline()
+    exe = m.build(trace=True)
+    folder = m.prepare_run_dir(tmp_path)
+    subprocess.run([str(exe), "-t1.02"], cwd=folder, check=True, stdout=subprocess.DEVNULL)
+    ours = _trace_body((folder / "medusa_trace.txt").read_text())
+    theirs = _trace_body((ROOT / "tests" / "data" / "offset_contact_trace.txt").read_text())
+    assert len(ours) > 200  # the first episode, its 100 held steps and the second onset
+    assert ours == theirs[:len(ours)]
+    # its counters agree with the trace's lines: every rejected step and every accepted step
+    # in contact is logged there
+    counts = dict(kv.split("=") for kv in (folder / "medusa_trace.txt").read_text().splitlines()[-1].split()[1:])
+    steps = [ln.split() for ln in theirs[:len(ours)] if ln.startswith("STEP")]
+    assert int(counts["rejected"]) == sum(s[4] == "reject" for s in steps) == 14
+    assert int(counts["accepted_in_contact"]) == sum(s[3:] == ["contact=1", "accept"] for s in steps) == 2
