@@ -61,19 +61,22 @@ class CBaselineError(RuntimeError):
 # ----------------------------------------------------------------------------------------
 # building and running the C program
 # ----------------------------------------------------------------------------------------
-def build(trace: bool = False) -> Path:
-    """Path of build/medusa (or build/medusa_trace), built if missing or older than a source."""
-    exe = BUILD / ("medusa_trace" if trace else "medusa")
+def build(trace: bool = False, build_dir: Path | None = None) -> Path:
+    """Path of build/medusa (or build/medusa_trace), built if missing or older than a source.
+    build_dir: another folder for the executable (tests build into their own, so that
+    parallel workers never write the same file); built with gcc directly there."""
+    folder = BUILD if build_dir is None else Path(build_dir)
+    exe = folder / ("medusa_trace" if trace else "medusa")
     newest = max((C_DIR / s).stat().st_mtime for s in SOURCES)
     if exe.exists() and exe.stat().st_mtime >= newest:
         return exe
     if shutil.which("gcc") is None:
         raise CBaselineError("gcc not found on PATH: the original MEDUSA program (benchmarks/medusa_c) "
                              "cannot be built; install gcc (e.g. apt-get install gcc make)")
-    if shutil.which("make"):
+    if shutil.which("make") and build_dir is None:
         cmd = ["make", "-C", str(C_DIR), "trace" if trace else "all"]
     else:
-        BUILD.mkdir(exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
         cmd = ["gcc", *CFLAGS, *(["-DMEDUSA_TRACE"] if trace else []), "-o", str(exe),
                *[str(C_DIR / c) for c in CFILES], "-lm"]
     proc = subprocess.run(cmd, capture_output=True, text=True)

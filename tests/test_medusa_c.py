@@ -22,10 +22,15 @@ def _baseline():
     return mod
 
 
-def _run_c(tmp_path: Path, end_time: float) -> dict[int, dict[float, np.ndarray]]:
+@pytest.fixture(scope="module")
+def exe(tmp_path_factory) -> Path:
+    """The instrumented build (medusa_trace), compiled into this test run's own folder."""
+    return _baseline().build(trace=True, build_dir=tmp_path_factory.mktemp("medusa_c_build"))
+
+
+def _run_c(exe: Path, tmp_path: Path, end_time: float) -> dict[int, dict[float, np.ndarray]]:
     """Run the instrumented build; {vehicle: {t: z[28]}} at the save points (full precision)."""
     m = _baseline()
-    exe = m.build(trace=True)
     folder = m.prepare_run_dir(tmp_path)
     subprocess.run([str(exe), f"-t{end_time:g}"], cwd=folder, check=True, stdout=subprocess.DEVNULL)
     states: dict[int, dict[float, np.ndarray]] = {}
@@ -37,8 +42,8 @@ def _run_c(tmp_path: Path, end_time: float) -> dict[int, dict[float, np.ndarray]
     return states
 
 
-def test_c_program_starts_from_the_files_initial_state(tmp_path):
-    states = _run_c(tmp_path, 0.025)
+def test_c_program_starts_from_the_files_initial_state(exe, tmp_path):
+    states = _run_c(exe, tmp_path, 0.025)
     z1, z2 = states[1][0.0], states[2][0.0]
     # platoon.dat: X 0 / 6, Y 0 / 0.4, SPEED 22 / 20, heading 0; model.dat model 1: R3 and the
     # EQUILIBRIUM directors (the program stores F[j][i] = Dij, z[3j+i] = F[i][j]). Exact: the
@@ -51,10 +56,10 @@ def test_c_program_starts_from_the_files_initial_state(tmp_path):
 
 
 @pytest.mark.slow  # jaxmedusa's compile of the run takes ~20-30 s here
-def test_c_program_is_jaxmedusa_before_contact(tmp_path):
+def test_c_program_is_jaxmedusa_before_contact(exe, tmp_path):
     from jaxmedusa.run import run_scenario
 
-    states = _run_c(tmp_path, 0.5)
+    states = _run_c(exe, tmp_path, 0.5)
     out = run_scenario(ROOT / "studies" / "medusa" / "offset", end_time=0.5, out_root=None)
     s = out.result.samples
     t, saved = np.asarray(s.t[0]), np.asarray(s.saved[0])
@@ -75,13 +80,11 @@ def _trace_body(text: str) -> list[str]:
     return [ln for ln in text.splitlines() if ln.startswith(("STEP", "PAIR"))]
 
 
-def test_c_program_reproduces_the_original_programs_trace_to_1_02_s(tmp_path):
+def test_c_program_reproduces_the_original_programs_trace_to_1_02_s(exe, tmp_path):
     # The trace in tests/data was written by the original program's own build (see
     # tests/data/README.md); ours must print the same lines (9-10 significant digits) for
     # its first two contact episodes: 14 rejected steps, the onset's dt sequence, phi, gamma.
-    m = _baseline()
-    exe = m.build(trace=True)
-    folder = m.prepare_run_dir(tmp_path)
+    folder = _baseline().prepare_run_dir(tmp_path)
     subprocess.run([str(exe), "-t1.02"], cwd=folder, check=True, stdout=subprocess.DEVNULL)
     ours = _trace_body((folder / "medusa_trace.txt").read_text())
     theirs = _trace_body((ROOT / "tests" / "data" / "offset_contact_trace.txt").read_text())
