@@ -96,3 +96,10 @@ def test_c_program_reproduces_the_original_programs_trace_to_1_02_s(exe, tmp_pat
     steps = [ln.split() for ln in theirs[:len(ours)] if ln.startswith("STEP")]
     assert int(counts["rejected"]) == sum(s[4] == "reject" for s in steps) == 14
     assert int(counts["accepted_in_contact"]) == sum(s[3:] == ["contact=1", "accept"] for s in steps) == 2
+
+
+def test_missing_gcc_is_a_clear_error(tmp_path, monkeypatch):
+    m = _baseline()
+    monkeypatch.setattr(m.shutil, "which", lambda name: None)
+    with pytest.raises(m.CBaselineError, match="gcc not found"):
+        m.build(build_dir=tmp_path)  # an empty folder: nothing built yet
