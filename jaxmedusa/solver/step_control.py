@@ -86,8 +86,9 @@ def constant_running(clock, s: Settings):
 # dt = 5e-5 s (docs/numerics.md, "Step size of the smooth laws"):
 # - physical: the report's offset example, 3 s (worst: the peak penetration, 0.38 %);
 # - crush: 8 collisions of studies/offset.toml and the 56 and 8 km/h barrier studies
-#   (worst: the 56 km/h pulse duration, 0.19 %, a multiple of dt; the crash pulse's CFC 60
-#   peak 0.05 %; benchmarks/crush_step_size.py).
+#   (worst: the striking car's final y after the hardest hit, 0.40 %; in the barriers the
+#   pulse duration, 0.19 %, a sum of whole steps; the crash pulse's CFC 60 peak 0.05 %;
+#   5e-4 s already gives 0.51 %; benchmarks/crush_step_size.py).
 # study.parse applies them when a study's [simulation] names neither dt nor step_control.
 SMOOTH_LAW_STEP = {"physical": dict(step_control="constant", dt=4e-4),
                    "crush": dict(step_control="constant", dt=4e-4)}
