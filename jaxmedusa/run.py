@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmedusa.analysis.crash_pulse import SAMPLE_RATE, TICKS_PER_STEP, PulseTracker, pulse_table
+from jaxmedusa.analysis.crash_pulse import PulseTracker, pulse_table, ticks_for
 from jaxmedusa.analysis.events import ContactEventTracker, episodes_table
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
@@ -63,7 +63,7 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
 
     `progress(done_fraction)` is called between jitted chunks when given. Multi-vehicle runs
     record contact episodes (events.py) and write results/<name>/contact_events.parquet; runs
-    in which something can be hit (two vehicles, or a barrier; dt <= 0.3 ms) record the crash pulse
+    in which something can be hit (two vehicles, or a barrier) record the crash pulse
     (analysis/crash_pulse.py, `RunOutput.pulse`) and write results/<name>/crash_pulse.parquet.
     `result.metrics` are the events' (or the given tracker's) metrics.
     """
@@ -72,12 +72,12 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     batch, state = build_batch([scenario], dt=settings.dt)
     if tracker is None and len(scenario.vehicles) > 1:
         tracker = ContactEventTracker()
-    # (the pulse grid needs steps of at most TICKS_PER_STEP ticks of 0.1 ms)
-    pulse = settings.contact and (len(scenario.vehicles) > 1 or bool(scenario.barriers)) \
-        and settings.dt * SAMPLE_RATE <= TICKS_PER_STEP
+    pulse = settings.contact and (len(scenario.vehicles) > 1 or bool(scenario.barriers))
     events = tracker
     if pulse:
-        tracker = CombinedTracker((events, PulseTracker())) if events is not None else PulseTracker()
+        # a step of dt fills up to ceil(dt / 0.1 ms) ticks of the 10 kHz grid (dt only shrinks)
+        pt = PulseTracker(ticks_per_step=ticks_for(settings.dt))
+        tracker = CombinedTracker((events, pt)) if events is not None else pt
 
     start = time.perf_counter()
     metrics = init_metrics(batch, state, tracker)

@@ -10,7 +10,10 @@ filtered with the SAE J211 CFC 60 filter (docs/crash-law.md).
 `sample_rate` ticks that starts at the beginning of the first step with force-carrying
 contact (pairs or barriers, StepInfo.crash) and lasts `window` seconds: the velocity at each
 tick is interpolated linearly between the ends of the accepted step that contains it, so
-the grid does not depend on the step size (which must not exceed TICKS_PER_STEP ticks).
+the grid does not depend on the step size. A step fills at most `ticks_per_step` ticks
+(`ticks_for(dt)` = ceil(dt * sample_rate): 1 at MEDUSA's 5e-5 s, 4 at 4e-4 s); with dt above
+one tick the raw 10 kHz acceleration is constant over each step (the step's own mean) and
+the CFC 60 filter (-3 dB at 100 Hz, far below 1 / dt) smooths the staircase.
 `pulse_table` differentiates the velocities (central differences, numpy.gradient) into the
 raw 10 kHz acceleration and filters it.
 
@@ -26,6 +29,7 @@ tests/analysis/test_crash_pulse.py checks the coefficients against the formulas 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import jax
@@ -36,11 +40,17 @@ import pandas as pd
 from jaxmedusa.core.pytree import pytree_dataclass
 
 __all__ = ["PulseTracker", "PulseState", "pulse_table", "cfc_coefficients", "cfc_filter", "SAMPLE_RATE", "CFC_PREWARP",
-           "TICKS_PER_STEP"]
+           "TICKS_PER_STEP", "ticks_for"]
 
 SAMPLE_RATE = 10_000.0  # [Hz]
 CFC_PREWARP = 2.0775  # SAE J211: the 2-pole design frequency is 2.0775 CFC
-TICKS_PER_STEP = 3  # most ticks one step may contain (dt <= 3 / sample_rate)
+TICKS_PER_STEP = 3  # PulseTracker's default: most ticks one step may contain (dt <= 3 / sample_rate)
+
+
+def ticks_for(dt: float, sample_rate: float = SAMPLE_RATE) -> int:
+    """Most ticks of the pulse grid one step of dt [s] can contain (a step is the half-open
+    interval (t, t + dt]): ceil(dt * sample_rate), at least 1."""
+    return max(1, math.ceil(dt * sample_rate - 1e-9))
 
 
 def cfc_coefficients(cfc: float = 60.0, sample_rate: float = SAMPLE_RATE):
@@ -84,10 +94,12 @@ def _unit(x):
 @dataclass(frozen=True)
 class PulseTracker:
     """Solver tracker recording the crash pulse (module docstring). Hashable.
-    sample_rate [Hz]; window [s] recorded from the first contact."""
+    sample_rate [Hz]; window [s] recorded from the first contact; ticks_per_step: the most
+    ticks one step fills (static; give `ticks_for(dt)` for steps longer than 3 ticks)."""
 
     sample_rate: float = SAMPLE_RATE
     window: float = 0.25
+    ticks_per_step: int = TICKS_PER_STEP
 
     @property
     def n_ticks(self) -> int:
@@ -116,7 +128,7 @@ class PulseTracker:
         contact = m.contact.at[0].set(m.contact[0] | start)
         running = acc & (t0 >= 0.0)
         k0 = jnp.floor((t_begin - t0) / h + 1e-9).astype(jnp.int32) + 1  # first tick after the step's start
-        for j in range(TICKS_PER_STEP):
+        for j in range(self.ticks_per_step):
             k = k0 + j
             tk = t0 + k * h
             inside = running & (tk <= t1 + 1e-12) & (tk > t_begin - 1e-12) & (k >= 0) & (k < self.n_ticks)

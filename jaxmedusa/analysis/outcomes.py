@@ -57,7 +57,10 @@ crash (docs/crash-law.md; contact = a pair or barrier contact that carries force
                              velocity at the first contact, p the partner of that contact
                              (a barrier: v_p = 0), start = just before the first contact,
                              end = after the last
-    absorbed_energy [J]      work done on the vehicle's structure (crush law; 0 otherwise)
+    absorbed_energy [J]      work done on the vehicle's structure (crush law; 0 otherwise):
+                             the integral of force over its crush by the trapezoid rule, the
+                             force of the step and of the step before (CrashInfo.load) over
+                             the step's crush increment (power dt / force)
     ees [m/s]                energy-equivalent speed sqrt(2 absorbed_energy / mass)
 Per scenario (arrays [B]): status (core.status.Status), end_time [s], steps [-].
 """
@@ -125,6 +128,7 @@ class OutcomeState(NamedTuple):
     pulse: jnp.ndarray  # [s] time in force-carrying contact
     peak_decel: jnp.ndarray  # [m/s^2]
     absorbed: jnp.ndarray  # [J]
+    load: jnp.ndarray  # [N] CrashInfo.load of the last accepted step (the trapezoid's other end)
     v_start: jnp.ndarray  # (V, 3) [m/s] just before the first contact
     v_end: jnp.ndarray  # (V, 3) [m/s] after the last contact step
     partner: jnp.ndarray  # int32 partner of the first contact (BARRIER, NO_PARTNER or a vehicle)
@@ -227,7 +231,7 @@ class Outcomes:
             dv_world=jnp.zeros((n, 3), vs.r.dtype), dv_body=jnp.zeros((n, 3), vs.r.dtype),
             heading=heading(vs.F), turned=z, max_turn=z,
             lateral0=_laterals(batch_item, vs), max_lateral=z, energy0=_energies(batch_item, vs),
-            crush=z, residual=z, pulse=z, peak_decel=z, absorbed=z, v_start=jnp.zeros((n, 3), vs.r.dtype),
+            crush=z, residual=z, pulse=z, peak_decel=z, absorbed=z, load=z, v_start=jnp.zeros((n, 3), vs.r.dtype),
             v_end=jnp.zeros((n, 3), vs.r.dtype), partner=jnp.full((n,), NO_PARTNER, jnp.int32),
         )
 
@@ -310,15 +314,20 @@ def _crash_update(m: OutcomeState, info, vs, ok, dt) -> dict:
     cr = info.crash
     if cr is None:  # a step without crash records (hand-made StepInfo): nothing changes
         return dict(crush=m.crush, residual=m.residual, pulse=m.pulse, peak_decel=m.peak_decel,
-                    absorbed=m.absorbed, v_start=m.v_start, v_end=m.v_end, partner=m.partner)
+                    absorbed=m.absorbed, load=m.load, v_start=m.v_start, v_end=m.v_end, partner=m.partner)
     hit = cr.touching & ok
     begin = hit & (m.partner == NO_PARTNER)
+    pos = cr.load > 0.0
     return dict(
         crush=jnp.maximum(m.crush, jnp.where(ok, cr.crush, 0.0)),
         residual=jnp.where(ok, cr.residual, m.residual),
         pulse=m.pulse + jnp.where(hit, dt, 0.0),
         peak_decel=jnp.maximum(m.peak_decel, jnp.where(hit, safe_norm(info.contact_dv, axis=-1), 0.0)),
-        absorbed=m.absorbed + jnp.where(ok, cr.power * dt, 0.0),
+        # power dt = f_n dx_n is the right end of the integral of f over the crush; the trapezoid
+        # 0.5 (f_n-1 + f_n) dx_n removes its O(dt) error (+0.18 % per 1e-4 s of dt at 56 km/h)
+        absorbed=m.absorbed + jnp.where(ok, 0.5 * dt * (cr.power + m.load * cr.power / jnp.where(pos, cr.load, 1.0)
+                                                       * pos), 0.0),
+        load=jnp.where(ok, cr.load, m.load),
         v_start=jnp.where(begin[:, None], vs.v - info.contact_dv * dt, m.v_start),  # the velocity before the step
         v_end=jnp.where(hit[:, None], vs.v, m.v_end),
         partner=jnp.where(begin, cr.partner, m.partner),

@@ -28,13 +28,15 @@ class CrashInfo(NamedTuple):
     touching: bool, some contact of the vehicle carries force; crush [m]: the largest dynamic
     crush over its contacts; residual [m]: the largest permanent crush; power [W]: power into
     its structure (summed); partner int32: the other body of its strongest contact (vehicle
-    index, BARRIER, or NO_PARTNER)."""
+    index, BARRIER, or NO_PARTNER); load [N]: the normal forces of its force-carrying
+    contacts, summed (the absorbed-energy quadrature of analysis/outcomes.py)."""
 
     touching: jnp.ndarray
     crush: jnp.ndarray
     residual: jnp.ndarray
     power: jnp.ndarray
     partner: jnp.ndarray
+    load: jnp.ndarray
 
 
 def crash_info(pairs: PairInfo, walls: WallInfo | None, n_vehicles: int) -> CrashInfo:
@@ -45,7 +47,7 @@ def crash_info(pairs: PairInfo, walls: WallInfo | None, n_vehicles: int) -> Cras
     a, b = pair_indices(n)
     z = jnp.zeros((n,), pairs.force.dtype)
     touching, crush, residual, power = jnp.zeros((n,), bool), z, z, z
-    partner, best = jnp.full((n,), NO_PARTNER, jnp.int32), z
+    partner, best, load = jnp.full((n,), NO_PARTNER, jnp.int32), z, z
     if len(a):
         inc = np.zeros((len(a), n), bool)
         inc[np.arange(len(a)), a] = inc[np.arange(len(a)), b] = True
@@ -61,18 +63,21 @@ def crash_info(pairs: PairInfo, walls: WallInfo | None, n_vehicles: int) -> Cras
         force = jnp.where(t, pairs.force[:, None], 0.0)
         crush, residual = jnp.max(pick(c.crush), axis=0), jnp.max(pick(c.residual), axis=0)
         power = jnp.sum(pick(c.power), axis=0)
-        touching, best = jnp.any(t, axis=0), jnp.max(force, axis=0)
+        touching, best, load = jnp.any(t, axis=0), jnp.max(force, axis=0), jnp.sum(force, axis=0)
         partner = jnp.where(touching, other[jnp.argmax(force, axis=0), jnp.arange(n)], NO_PARTNER)
     if walls is not None:
         w = walls.crush
-        wall_force = jnp.max(jnp.where(w.touching, walls.force, 0.0), axis=1)
+        wall_forces = jnp.where(w.touching, walls.force, 0.0)
+        wall_force = jnp.max(wall_forces, axis=1)
+        load = load + jnp.sum(wall_forces, axis=1)
         hit = jnp.any(w.touching, axis=1)
         crush = jnp.maximum(crush, jnp.max(w.crush[..., 0], axis=1))
         residual = jnp.maximum(residual, jnp.max(w.residual[..., 0], axis=1))
         power = power + jnp.sum(w.power[..., 0], axis=1)
         partner = jnp.where(hit & (wall_force >= best), BARRIER, partner)
         touching = touching | hit
-    return CrashInfo(touching=touching, crush=crush, residual=residual, power=power, partner=partner.astype(jnp.int32))
+    return CrashInfo(touching=touching, crush=crush, residual=residual, power=power, partner=partner.astype(jnp.int32),
+                     load=load)
 
 
 def with_barriers(batch_item, state, r_pred, F_pred, terms, pair_info: PairInfo, settings: Settings):

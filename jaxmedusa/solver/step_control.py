@@ -81,11 +81,17 @@ def constant_running(clock, s: Settings):
 
 # Study defaults of the smooth contact laws (forces continuous in the state, unlike MEDUSA's
 # multipliers): a constant dt instead of MEDUSA's shrink-on-contact rule, which only the
-# "medusa" law needs. 4e-4 s is the largest dt of 5e-5 * 2^k at which the report's offset
-# example (3 s, the physical law) keeps every outcome within 0.5 % of dt = 5e-5 s (worst:
-# the peak penetration, 0.38 %; docs/numerics.md, "Step size of the smooth laws").
+# "medusa" law needs. 4e-4 s keeps a factor 4 below the explicit scheme's stability limit of
+# the vehicle itself (1.6e-3 s diverges before any contact) and every outcome within 0.5 % of
+# dt = 5e-5 s (docs/numerics.md, "Step size of the smooth laws"):
+# - physical: the report's offset example, 3 s (worst: the peak penetration, 0.38 %);
+# - crush: 8 collisions of studies/offset.toml and the 56 and 8 km/h barrier studies
+#   (worst: the striking car's final y after the hardest hit, 0.40 %; in the barriers the
+#   pulse duration, 0.19 %, a sum of whole steps; the crash pulse's CFC 60 peak 0.05 %;
+#   5e-4 s already gives 0.51 %; benchmarks/crush_step_size.py).
 # study.parse applies them when a study's [simulation] names neither dt nor step_control.
-SMOOTH_LAW_STEP = {"physical": dict(step_control="constant", dt=4e-4)}
+SMOOTH_LAW_STEP = {"physical": dict(step_control="constant", dt=4e-4),
+                   "crush": dict(step_control="constant", dt=4e-4)}
 
 MEDUSA = StepControl(name="medusa", decide=medusa_decide, running=medusa_running)
 CONSTANT = StepControl(name="constant", decide=constant_decide, running=constant_running)

@@ -68,15 +68,17 @@ def test_pulse_table_of_a_constant_deceleration():
     assert len(empty) == 0 and "a_long_cfc60" in empty.columns
 
 
-def test_run_writes_crash_pulse_parquet(tmp_path):
+@pytest.mark.parametrize("dt", [None, 4e-4])
+def test_run_writes_crash_pulse_parquet(tmp_path, dt):
     """`jaxmedusa run` of the barrier example, shortened (the car starts 1 cm from the wall,
     20 ms): crash_pulse.parquet with units, one vehicle, ticks 0.1 ms apart from the first
-    contact; the car decelerates (a_long < 0 once the wall carries force)."""
+    contact, none missing; the car decelerates (a_long < 0 once the wall carries force). At
+    the file's 5e-5 s and at the crush law's study default 4e-4 s (4 ticks per step)."""
     text = (ROOT / "studies" / "medusa" / "barrier" / "scenario.toml").read_text()
     text = text.replace("x = 0.0", "x = 0.29", 1).replace("end_time = 0.4", "end_time = 0.02")
     (tmp_path / "barrier").mkdir()
     (tmp_path / "barrier" / "scenario.toml").write_text(text)
-    out = run_scenario(tmp_path / "barrier", out_root=tmp_path / "results")
+    out = run_scenario(tmp_path / "barrier", out_root=tmp_path / "results", dt=dt)
     t = pq.read_table(out.out_dir / "crash_pulse.parquet")
     assert {"vehicle", "time", "t_rel", "in_contact", "a_long", "a_long_cfc60", "ax_cfc60"} <= set(t.column_names)
     assert t.schema.field("a_long_cfc60").metadata[b"unit"] == b"m/s^2"
@@ -85,4 +87,6 @@ def test_run_writes_crash_pulse_parquet(tmp_path):
     assert set(df["vehicle"]) == {1} and len(df) > 150  # ~19 ms of 0.1 ms ticks
     np.testing.assert_allclose(np.diff(df["t_rel"]), 1e-4, atol=1e-12)
     assert df["a_long"].iloc[50:].max() < 0.0
+    # no tick skipped: one left at v = 0 would read ~15 m/s / 2e-4 s = 7.5e4 m/s^2 (the crash peaks ~36 g)
+    assert df["a_long"].abs().max() < 50 * 9.81
     assert len(out.pulse) == len(df)

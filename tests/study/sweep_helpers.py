@@ -25,6 +25,7 @@ def small_offset(n: int = 4, end_time: float = END_TIME, batch: int | None = CHU
     data["sampler"]["n"] = n
     data.setdefault("simulation", {})["end_time"] = end_time
     data["simulation"]["contact"] = False
+    data["simulation"]["dt"] = 5e-5  # MEDUSA's step, not the crush law's study default: the tests count steps
     if batch is not None:
         data.setdefault("run", {})["batch"] = batch
     else:
@@ -42,7 +43,7 @@ def offset_text(n: int = 4, end_time: float = END_TIME, batch: int | None = CHUN
     subs = [('name = "offset"', f'name = "{name}"'),
             ('folder = "medusa/offset"', f'folder = "{(STUDIES / "medusa" / "offset").as_posix()}"'),
             ("n = 4096", f"n = {n}"),
-            ("end_time = 3.0 ", f"end_time = {end_time!r}\ncontact = false ")]
+            ("end_time = 3.0 ", f"end_time = {end_time!r}\ncontact = false\ndt = 5e-5 ")]  # (as small_offset)
     for old, new in subs:
         assert old in text, old
         text = text.replace(old, new, 1)
