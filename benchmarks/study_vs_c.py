@@ -1,0 +1,86 @@
+"""Issue 13's headline ratio, side by side in one run: a 256-scenario offset study under the
+crush law (`jaxmedusa sweep`, whole process, compile included) against the original C
+program's best case on the same two cores (its offset example, two copies at once).
+
+    python benchmarks/study_vs_c.py [--n 256] [--warm 1] [--json out.json]
+
+1. C: `medusa_c_baseline.time_c_offset(cores=2, runs=1)`: two copies of the 1999 program
+   (benchmarks/medusa_c, built on first use) run the report's offset example (3 s) at once,
+   one per core; throughput = 2 / wall.
+2. jaxmedusa: studies/offset.toml with n = N (its Sobol design, crush law, dt 4e-4 s by the
+   crush law's study default, every outcome metric) as `jaxmedusa sweep --batch N` in a fresh
+   process with an empty cache folder (cold: imports, tracing, compilation and the run), then
+   `--warm` more times with that folder (a user's second sweep); throughput = N / wall.
+Prints one JSON line per measurement and the ratios; the load average is recorded beside each
+(the machine may be shared: a ratio means something only when both sides ran at similar load).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from medusa_c_baseline import time_c_offset  # noqa: E402
+
+
+def study_copy(n: int, folder: Path) -> Path:
+    """studies/offset.toml with n scenarios and its MEDUSA folder as an absolute path."""
+    text = (ROOT / "studies" / "offset.toml").read_text()
+    text = re.sub(r"(?m)^n = \d+", f"n = {n}", text)
+    text = text.replace('folder = "medusa/offset"', f'folder = "{(ROOT / "studies" / "medusa" / "offset").as_posix()}"')
+    path = folder / f"offset{n}.toml"
+    path.write_text(text)
+    return path
+
+
+def sweep(study: Path, n: int, folder: Path, run: str) -> dict:
+    env = dict(os.environ, JAXMEDUSA_COMPILE_CACHE=str(folder / "cache"))
+    out = folder / f"out-{run.replace(' ', '')}"
+    exe = shutil.which("jaxmedusa")
+    cmd = ([exe] if exe else [sys.executable, "-m", "jaxmedusa_cli.app"]) + \
+        ["sweep", str(study), "--batch", str(n), "--no-progress", "--out", str(out)]
+    load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, env=env, check=True, capture_output=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return dict(program="jaxmedusa sweep", run=run, scenarios=n, wall_s=round(wall, 1), cpu_s=round(cpu, 1),
+                scenarios_per_s=round(n / wall, 3), load_before=round(load, 2), load_after=round(os.getloadavg()[0], 2))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=256)
+    ap.add_argument("--warm", type=int, default=1)
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args(argv)
+    c = time_c_offset(cores=2, runs=1)
+    c_rate = c["scenarios_per_s"]
+    rows = [dict(program="C (2 copies, 2 cores)", wall_s=round(c["wall_median"], 2), cpu_s=round(c["cpu_median"], 2),
+                 scenarios_per_s=round(c_rate, 4), load_before=c["load_before"], load_after=c["load_after"])]
+    print(json.dumps(rows[0]), flush=True)
+    with tempfile.TemporaryDirectory(prefix="study_vs_c_") as tmp:
+        study = study_copy(a.n, Path(tmp))
+        for k in range(1 + a.warm):
+            row = sweep(study, a.n, Path(tmp), "cold" if k == 0 else f"warm {k}")
+            row["ratio_to_c"] = round(row["scenarios_per_s"] / c_rate, 2)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    if a.json:
+        Path(a.json).write_text(json.dumps(dict(date=time.strftime("%Y-%m-%d %H:%M"), rows=rows), indent=1))
+
+
+if __name__ == "__main__":
+    main()
