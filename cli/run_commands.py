@@ -47,6 +47,10 @@ def run(
                   f"t = {s.end_time:g} s, dt = {s.dt:g} s, save every {s.save_every:g} s; "
                   f"{int(clock.steps[0])} steps in {result.wall_time:.2f} s wall; status [bold]{status.label}[/]"
                   + ("" if status == Status.OK else f" ({status.message})"))
+    c = result.counts
+    console.print(f"steps: {c['accepted_steps']} accepted, {c['rejected_steps']} rejected, "
+                  f"{c['contact_steps']} accepted in contact; contact: {c['contact_runs']} runs of "
+                  f"consecutive steps, {c['episodes']} episode(s) (gaps over 10 ms)")
     rows = summary_rows(result)
     table = Table("vehicle", "x [m]", "y [m]", "z [m]", "speed [m/s]", "heading [deg]", "E start [J]", "E end [J]")
     if rows:

@@ -169,8 +169,9 @@ def show(
     else:
         main = ("delta_v", "pdof_clock", "peak_contact_force", "first_contact_time", "max_heading_change",
                 "max_lateral_excursion", "spin_out", "lane_departure", "final_speed")
-        cols = list(params) + [c for c in table.column_names
-                               if c.startswith("v") and "_" in c and c.split("_", 1)[1] in main]
+        counts = ("steps", "rejected_steps", "contact_steps", "contact_runs", "episodes")  # analysis/step_counts.py
+        cols = list(params) + [c for c in counts if c in table.column_names] + [
+            c for c in table.column_names if c.startswith("v") and "_" in c and c.split("_", 1)[1] in main]
     t = Table("column", "min", "mean", "max", "nulls")
     for c in cols:
         if c not in table.column_names:

@@ -12,6 +12,7 @@ import numpy as np
 
 from jaxmedusa.analysis.crash_pulse import PulseTracker, pulse_table, ticks_for
 from jaxmedusa.analysis.events import ContactEventTracker, episodes_table
+from jaxmedusa.analysis.step_counts import StepCounts, counts_dict
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.safe_math import heading
@@ -35,6 +36,7 @@ class RunOutput:
     out_dir: Path | None
     wall_time: float  # [s]
     pulse: object = None  # the crash pulse (analysis.crash_pulse.pulse_table DataFrame), or None
+    counts: dict | None = None  # step and contact counts {name: int} (analysis/step_counts.py COUNT_NAMES)
 
 
 def make_settings(config: dict, **overrides) -> Settings:
@@ -61,7 +63,10 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
                  progress=None, tracker=None) -> RunOutput:
     """Load, simulate and (if out_root is not None) write results/<name>/trajectory.parquet.
 
-    `progress(done_fraction)` is called between jitted chunks when given. Multi-vehicle runs
+    `progress(done_fraction)` is called between jitted chunks when given. Every run counts
+    its accepted and rejected steps, accepted steps in contact, contact runs and episodes
+    (analysis/step_counts.py; `RunOutput.counts`, and `jaxmedusa.counts` in the trajectory
+    table's metadata). Multi-vehicle runs
     record contact episodes (events.py) and write results/<name>/contact_events.parquet; runs
     in which something can be hit (two vehicles, or a barrier) record the crash pulse
     (analysis/crash_pulse.py, `RunOutput.pulse`) and write results/<name>/crash_pulse.parquet.
@@ -74,10 +79,10 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
         tracker = ContactEventTracker()
     pulse = settings.contact and (len(scenario.vehicles) > 1 or bool(scenario.barriers))
     events = tracker
-    if pulse:
-        # a step of dt fills up to ceil(dt / 0.1 ms) ticks of the 10 kHz grid (dt only shrinks)
-        pt = PulseTracker(ticks_per_step=ticks_for(settings.dt))
-        tracker = CombinedTracker((events, pt)) if events is not None else pt
+    # (counts, events or None, pulse or None): one combined tracker, unpacked after the run;
+    # a step of dt fills up to ceil(dt / 0.1 ms) ticks of the 10 kHz pulse grid (dt only shrinks)
+    pulse_tracker = PulseTracker(ticks_per_step=ticks_for(settings.dt)) if pulse else None
+    tracker = CombinedTracker((StepCounts(), events, pulse_tracker))
 
     start = time.perf_counter()
     metrics = init_metrics(batch, state, tracker)
@@ -99,30 +104,30 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     wall = time.perf_counter() - start
     samples = Samples(*[np.concatenate([getattr(c, f) for c in chunks], axis=1)[:, : settings.n_samples]
                         for f in Samples._fields])
-    own, pulse_table_ = metrics, None
-    if pulse:
-        own, pm = metrics if events is not None else (None, metrics)
-        pulse_table_ = pulse_table(jax.tree.map(lambda x: x[0], pm), len(scenario.vehicles))
+    counts_m, own, pm = metrics
+    counts = {k: int(v[0]) for k, v in counts_dict(counts_m).items()}
+    pulse_table_ = pulse_table(jax.tree.map(lambda x: x[0], pm), len(scenario.vehicles)) if pulse else None
     result = SimResult(samples=samples, final=state, metrics=own)
 
     out_dir = None
     if out_root is not None:
         out_dir = Path(out_root) / scenario.name
         out_dir.mkdir(parents=True, exist_ok=True)
-        write_trajectory(samples, batch, out_dir / "trajectory.parquet", run_metadata(scenario, settings, batch))
+        write_trajectory(samples, batch, out_dir / "trajectory.parquet", run_metadata(scenario, settings, batch, counts))
         if isinstance(events, ContactEventTracker):
             episodes_table(own, len(scenario.vehicles)).to_parquet(out_dir / "contact_events.parquet", index=False)
         if pulse_table_ is not None:
             write_pulse(pulse_table_, out_dir / "crash_pulse.parquet")
     return RunOutput(scenario=scenario, settings=settings, result=result, out_dir=out_dir, wall_time=wall,
-                     pulse=pulse_table_)
+                     pulse=pulse_table_, counts=counts)
 
 
-def run_metadata(scenario: Scenario, settings: Settings, batch) -> dict:
+def run_metadata(scenario: Scenario, settings: Settings, batch, counts: dict | None = None) -> dict:
     """Trajectory-table metadata that pictures need (JSON values): jaxmedusa.scenario (name),
     jaxmedusa.vehicles (per vehicle: number, name, model (1-based), contact_semi_axes [m]),
     jaxmedusa.contact_shape (geometry kind, eps1, eps2), jaxmedusa.road (road.dat points
-    (x, y, z [m], bank [deg]) or null for the flat plane), jaxmedusa.settings."""
+    (x, y, z [m], bank [deg]) or null for the flat plane), jaxmedusa.settings, and
+    jaxmedusa.counts when given (step and contact counts, analysis/step_counts.py)."""
     vehicles = [dict(number=i + 1, name=f"vehicle {i + 1}", model=v.model + 1,
                      contact_semi_axes=[0.5 * float(a) for a in scenario.models[v.model].contact_dims])
                 for i, v in enumerate(scenario.vehicles)]
@@ -135,6 +140,7 @@ def run_metadata(scenario: Scenario, settings: Settings, batch) -> dict:
         "jaxmedusa.road": None if road is None else [list(map(float, p)) for p in road],
         "jaxmedusa.settings": dict(end_time=settings.end_time, dt=settings.dt, save_every=settings.save_every,
                                    contact_law=settings.contact_law, contact_geometry=settings.contact_geometry),
+        **({} if counts is None else {"jaxmedusa.counts": counts}),
     }
 
 

@@ -62,7 +62,11 @@ crash (docs/crash-law.md; contact = a pair or barrier contact that carries force
                              force of the step and of the step before (CrashInfo.load) over
                              the step's crush increment (power dt / force)
     ees [m/s]                energy-equivalent speed sqrt(2 absorbed_energy / mass)
-Per scenario (arrays [B]): status (core.status.Status), end_time [s], steps [-].
+Per scenario (arrays [B]): status (core.status.Status), end_time [s], steps [-] (accepted
+steps), and the counts of analysis/step_counts.py: rejected_steps, contact_steps (accepted
+steps with some pair or barrier in contact), contact_runs (runs of consecutive accepted steps
+in contact, the original program's "episodes"), episodes (collisions of any pair or barrier,
+the episode_gap rule of contact_episodes) [-].
 """
 from __future__ import annotations
 
@@ -75,6 +79,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmedusa.analysis.step_counts import Counts, StepCounts
 from jaxmedusa.contact.crash import NO_PARTNER
 from jaxmedusa.core.params import GRAVITY
 from jaxmedusa.core.safe_math import TINY, heading, safe_norm, safe_sqrt
@@ -101,7 +106,7 @@ VEHICLE_METRICS = {
     "max_crush": (), "residual_crush": (), "pulse_duration": (), "mean_decel_g": (), "peak_decel_g": (),
     "restitution": (), "absorbed_energy": (), "ees": (),
 }
-SCENARIO_METRICS = ("status", "end_time", "steps")
+SCENARIO_METRICS = ("status", "end_time", "steps", "rejected_steps", "contact_steps", "contact_runs", "episodes")
 
 
 class OutcomeState(NamedTuple):
@@ -132,6 +137,7 @@ class OutcomeState(NamedTuple):
     v_start: jnp.ndarray  # (V, 3) [m/s] just before the first contact
     v_end: jnp.ndarray  # (V, 3) [m/s] after the last contact step
     partner: jnp.ndarray  # int32 partner of the first contact (BARRIER, NO_PARTNER or a vehicle)
+    counts: Counts  # per scenario: step and contact counts (analysis/step_counts.py)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -233,6 +239,7 @@ class Outcomes:
             lateral0=_laterals(batch_item, vs), max_lateral=z, energy0=_energies(batch_item, vs),
             crush=z, residual=z, pulse=z, peak_decel=z, absorbed=z, load=z, v_start=jnp.zeros((n, 3), vs.r.dtype),
             v_end=jnp.zeros((n, 3), vs.r.dtype), partner=jnp.full((n,), NO_PARTNER, jnp.int32),
+            counts=StepCounts(self.episode_gap).init(batch_item, state),
         )
 
     def update(self, m: OutcomeState, batch_item, state, info) -> OutcomeState:
@@ -282,6 +289,7 @@ class Outcomes:
             peak_force=peak, penetration=pen, dv_world=m.dv_world + dv, dv_body=dv_body,
             heading=h, turned=turned, max_turn=jnp.maximum(m.max_turn, jnp.abs(turned)),
             lateral0=m.lateral0, max_lateral=jnp.maximum(m.max_lateral, lat), energy0=m.energy0,
+            counts=StepCounts(self.episode_gap).update(m.counts, batch_item, state, info),
         )
 
     def summarize(self, m: OutcomeState, batch_item, state) -> dict:
@@ -304,6 +312,8 @@ class Outcomes:
             "max_lateral_excursion": m.max_lateral, "lane_departure": m.max_lateral > 0.5 * self.lane_width,
             "energy_start": m.energy0, "energy_end": _energies(batch_item, vs),
             "status": state.clock.status, "end_time": state.clock.t, "steps": state.clock.steps,
+            "rejected_steps": m.counts.rejected_steps, "contact_steps": m.counts.contact_steps,
+            "contact_runs": m.counts.contact_runs, "episodes": m.counts.episodes,
             **_crash_metrics(m, batch_item),
         }
         return out

@@ -13,7 +13,8 @@ are left out. Units are in each field's metadata (b"unit").
 
 Study scenario table (`scenarios_table`): one row per scenario, columns
     sample_id, <each perturbed parameter, named by its study key>, status (int32),
-    status_name, end_time [s], steps, then per vehicle n = 1..V the metrics of
+    status_name, end_time [s], steps (accepted), rejected_steps, contact_steps, contact_runs,
+    episodes (analysis/step_counts.py), then per vehicle n = 1..V the metrics of
     analysis.outcomes.VEHICLE_METRICS as `v{n}_{metric}` (vectors: `_x/_y/_z` in the world frame,
     `_fwd/_left/_up` in the vehicle frame). Missing values are nulls: contact times of a
     vehicle that never touched, the PDOF of a vehicle with zero delta-V.
@@ -46,8 +47,10 @@ from jaxmedusa.core.safe_math import orientation_angles
 from jaxmedusa.core.status import status_label
 
 __all__ = ["write_trajectory", "trajectory_table", "scenarios_table", "write_table", "write_text", "umask", "read_table",
-           "provenance", "git_commit", "metric_columns", "write_pulse"]
+           "provenance", "git_commit", "metric_columns", "write_pulse", "COUNT_COLUMNS"]
 
+# Per-scenario step and contact counts after `steps` (analysis.step_counts, outcomes.SCENARIO_METRICS).
+COUNT_COLUMNS = ("rejected_steps", "contact_steps", "contact_runs", "episodes")
 _DIRECTOR_COLS = [f"d{i}{j}" for i in range(1, 4) for j in range(1, 4)]
 _DIRVEL_COLS = [f"w{i}{j}" for i in range(1, 4) for j in range(1, 4)]
 _UNITS = {"time": "s", "x": "m", "y": "m", "z": "m", "heading": "deg", "pitch": "deg", "roll": "deg",
@@ -270,6 +273,9 @@ def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict
     cols["status_name"] = pa.array([status_label(c) for c in status])
     cols["end_time"] = pa.array(np.asarray(metrics["end_time"], np.float64))
     cols["steps"] = pa.array(np.asarray(metrics["steps"], np.int64))
+    for name in COUNT_COLUMNS:  # analysis/step_counts.py (absent from hand-made metric dicts)
+        if name in metrics:
+            cols[name] = pa.array(np.asarray(metrics[name], np.int64))
     units = {"end_time": "s"}
     for name in metric_names:
         a = np.asarray(metrics[name])[:, :n_vehicles]

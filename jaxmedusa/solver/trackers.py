@@ -34,12 +34,14 @@ class Tracker(Protocol):
 
 @dataclass(frozen=True)
 class CombinedTracker:
-    """Several trackers run side by side; metrics are a tuple in the order of `trackers`."""
+    """Several trackers run side by side; metrics are a tuple in the order of `trackers`.
+    An entry may be None (a tracker a caller switched off): its metrics are None."""
 
     trackers: tuple
 
     def init(self, batch_item, state):
-        return tuple(t.init(batch_item, state) for t in self.trackers)
+        return tuple(None if t is None else t.init(batch_item, state) for t in self.trackers)
 
     def update(self, metrics, batch_item, state, info: StepInfo):
-        return tuple(t.update(m, batch_item, state, info) for t, m in zip(self.trackers, metrics))
+        return tuple(None if t is None else t.update(m, batch_item, state, info)
+                     for t, m in zip(self.trackers, metrics))

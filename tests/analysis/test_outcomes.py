@@ -235,6 +235,14 @@ def test_rear_end_delta_v_and_pdof(tmp_path):
     assert (row.v1_contact_episodes, row.v2_contact_episodes) == (1, 1)
     assert row.v1_first_contact_time == pytest.approx(0.2 / 4.0, abs=0.01)
     assert row.v1_contact_duration > 0.0 and row.v1_peak_contact_force > 0.0 and row.v1_max_penetration > 0.0
+    # step and contact counts (analysis/step_counts.py; one pair, so its collisions are the
+    # vehicles' own): MEDUSA's rule redoes the onset attempt at dt = 5e-5 s > DT_MIN; every
+    # step lasts between DT_MIN / 1.4641 (one shrink below DT_MIN) and 5e-5 s, which bounds
+    # the separately summed time in contact and the time reached by the step counts
+    assert row.episodes == row.v1_contact_episodes == 1
+    assert row.contact_steps >= row.contact_runs >= row.episodes and row.rejected_steps >= 1
+    assert row.contact_steps * 5e-6 / 1.4641 <= row.v1_contact_duration <= row.contact_steps * 5e-5
+    assert row.steps * 5e-6 / 1.4641 <= row.end_time <= row.steps * 5e-5
     off = df.iloc[1]  # vehicle 2 offset 0.8 m to the left: a corner impact, later
     assert off.status_name == "ok" and off.v1_first_contact_time > row.v1_first_contact_time
     assert off.v1_pdof_clock in (11, 12, 1) and off.v2_pdof_clock in (5, 6, 7)

@@ -16,6 +16,10 @@ def test_run_writes_trajectory_table(tmp_path):
     assert (table["vehicle"] == 1).all()
     assert table["x"].iloc[-1] == pytest.approx(2.2, rel=1e-9)  # 22 m/s free rolling for 0.1 s
     assert "status ok" in result.output
+    t, n = 0.0, 0  # main.c's `while (t <= t2) t += dt` in doubles: the steps MEDUSA's rule takes
+    while t <= 0.1:
+        t, n = t + 5e-5, n + 1
+    assert f"steps: {n} accepted, 0 rejected, 0 accepted in contact" in " ".join(result.output.split())
 
 
 def test_run_reports_bad_input_without_traceback(tmp_path):

@@ -74,8 +74,14 @@ def test_sweep_shards_merge_and_show(study):
     # in 0.02 s without contact or steering (it moves at most speed * heading ~ 0)
     assert list(a["vehicles.2.y"]) == [-1.0, -0.3, 0.4, 1.2]
     assert a["v2_final_y"].to_numpy() == pytest.approx(a["vehicles.2.y"].to_numpy(), abs=1e-6)
+    # MEDUSA's step rule without contact: main.c's `while (t <= t2) t += dt` in doubles
+    t, n = 0.0, 0
+    while t <= 0.02:
+        t, n = t + 5e-5, n + 1
+    assert list(a.steps) == [n] * 4 and list(a.rejected_steps) == [0] * 4 and list(a.contact_steps) == [0] * 4
     shown = invoke("show", tmp / "merged")
     assert shown.exit_code == 0 and "4 of 4" in shown.output, shown.output
+    assert "rejected_steps" in shown.output  # the counts are among the columns summarised
 
 
 def test_bad_input_exits_2(study):

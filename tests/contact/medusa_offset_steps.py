@@ -1,7 +1,9 @@
 """Print the offset example's attempted steps near contact under medusa_search, as the
 original program's trace does (tests/data/offset_contact_trace.txt): one JSON line
-[t, dt, contact, accepted] per attempt made while a pair is in contact or the step size is
-held (main.c's just_reduced >= 0), from 1.0099 s to `t_end` (argv[1]).
+[t, dt, contact, accepted, counts before, counts after] per attempt made while a pair is in
+contact or the step size is held (main.c's just_reduced >= 0), from 1.0099 s to `t_end`
+(argv[1]). The counts are the StepCounts tracker's (analysis/step_counts.py, COUNT_NAMES
+order) since 1.0099 s, updated in the same jitted function as the step.
 
 Run by tests/contact/test_medusa_search.py in a subprocess, so that XLA_FLAGS (no fused
 multiply-adds, as the original program's build) apply before JAX starts.
@@ -14,6 +16,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
+from jaxmedusa.analysis.step_counts import COUNT_NAMES, StepCounts
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.pytree import replace as tree_replace
 from jaxmedusa.io.scenario_toml import load_scenario
@@ -33,13 +36,22 @@ def main(t_end: float):
     state = tree_replace(state, pairs=tree_replace(state.pairs, warm=jnp.zeros_like(state.pairs.warm)))
     settings = replace(pre, end_time=10.0, contact_geometry="medusa_search")
     item = jax.tree.map(lambda x: x[0], batch)
-    step = jax.jit(lambda st: scenario_step(item, st, settings))
+    tracker = StepCounts()
+
+    def counted(st, m):
+        st, info = scenario_step(item, st, settings)
+        return st, info, tracker.update(m, item, st, info)
+
+    step = jax.jit(counted)
+    counts = tracker.init(item, state)
     while float(state.clock.t) < t_end:
         t, dt, hold = float(state.clock.t), float(state.clock.dt), int(state.clock.hold)
-        state, info = step(state)
+        before = [int(getattr(counts, k)) for k in COUNT_NAMES]
+        state, info, counts = step(state, counts)
         touching = bool(info.pairs.touching[0])
         if touching or hold >= 0:
-            print(json.dumps([t, dt, touching, bool(info.accepted)]), flush=True)
+            after = [int(getattr(counts, k)) for k in COUNT_NAMES]
+            print(json.dumps([t, dt, touching, bool(info.accepted), before, after]), flush=True)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxmedusa.analysis.step_counts import COUNT_NAMES
 from jaxmedusa.build import build_batch
 from jaxmedusa.contact.shapes import SHAPES
 from jaxmedusa.contact.shapes.medusa_search import EXIT_CONTACT, EXIT_FAR, detect_contact, medusa_pair_geometry
@@ -224,11 +225,23 @@ def test_offset_first_two_episodes_step_by_step():
     seen = [json.loads(line) for line in out.splitlines() if line.startswith("[")]
     expected = _trace_steps(116)
     assert len(seen) >= len(expected)
-    for (t, dt, c, a), (te, dte, ce, ae) in zip(seen, expected):
+    for (t, dt, c, a, _, _), (te, dte, ce, ae) in zip(seen, expected):
         # times and steps agree to the trace's 9 printed digits (the step-size control is
         # main.c's: dt / 1.4641 per rejection, x 1.1 per step after 100 held steps)
         assert t == pytest.approx(te, abs=2e-9) and dt == pytest.approx(dte, rel=1e-8)
         assert (c, a) == (ce, ae), (t, dt)
+    # The counting tracker (analysis/step_counts.py) between two times, against the trace's
+    # STEP lines there: the first episode, from the first attempt at 1.010000 s to the last
+    # held step at 1.010370 s (trace lines 1-109, every attempt printed: 102 accepted, 7
+    # rejected, 1 accepted in contact, 1 run), and the second episode's onset at 1.018089 s
+    # (lines 110-116: 1 accepted, 6 rejected, none accepted in contact).
+    for lo, hi in ((0, 109), (109, 116)):
+        rows = expected[lo:hi]
+        trace = dict(accepted_steps=sum(a for *_, a in rows), rejected_steps=sum(not a for *_, a in rows),
+                     contact_steps=sum(a and c for _, _, c, a in rows))
+        trace["contact_runs"] = trace["episodes"] = int(trace["contact_steps"] > 0)  # one step in contact
+        got = {k: after - before for k, before, after in zip(COUNT_NAMES, seen[lo][4], seen[hi - 1][5])}
+        assert got == trace, (lo, hi)
 
 
 @pytest.mark.parametrize("shape, keeps", [("medusa_search", True), ("superellipsoid", False)])
