@@ -33,7 +33,7 @@ def _info(accepted, touching, wall=False):
     """A hand-made StepInfo of one attempt: one pair, and one vehicle's barrier contact."""
     pairs = PairInfo(touching=jnp.asarray([touching]), phi1=jnp.zeros(1), force=jnp.zeros(1), gamma=jnp.zeros((1, 2)))
     crash = CrashInfo(touching=jnp.asarray([wall, False]), crush=jnp.zeros(2), residual=jnp.zeros(2),
-                      power=jnp.zeros(2), partner=jnp.zeros(2, jnp.int32))
+                      power=jnp.zeros(2), partner=jnp.zeros(2, jnp.int32), load=jnp.zeros(2))
     return StepInfo(accepted=jnp.asarray(accepted), dt=jnp.asarray(1e-3), contact_dv=jnp.zeros((2, 3)), pairs=pairs,
                     crash=crash)
 
