@@ -50,7 +50,8 @@ from jaxmedusa.solver import save_grid
 from jaxmedusa.solver.step import predict, scenario_step
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 
-__all__ = ["simulate", "simulate_fixed", "advance", "cached_advance", "finish", "init_metrics", "Samples", "SimResult", "ADJOINTS"]
+__all__ = ["simulate", "simulate_fixed", "advance", "cached_advance", "finish", "init_metrics", "Samples", "SimResult",
+           "ADJOINTS"]
 
 ADJOINTS = ("forward", "checkpointed")
 
