@@ -26,11 +26,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def one_process(scenario: str, end_time: float, folder: Path) -> dict:
-    env = dict(os.environ, JAXMEDUSA_COMPILE_CACHE=str(folder / "cache"))
-    exe = shutil.which("jaxmedusa") or sys.executable
-    cmd = [exe] if exe != sys.executable else [sys.executable, "-m", "jaxmedusa_cli.app"]
-    cmd += ["run", scenario, "-t", str(end_time), "--out", str(folder / "out")]
+def jaxmedusa_command(*args: str) -> list[str]:
+    """The installed `jaxmedusa` command (or this interpreter's `-m jaxmedusa_cli.app`) with args."""
+    exe = shutil.which("jaxmedusa")
+    return ([exe] if exe else [sys.executable, "-m", "jaxmedusa_cli.app"]) + list(args)
+
+
+def timed_process(cmd: list[str], cache: Path) -> dict:
+    """Run cmd as a fresh process with JAXMEDUSA_COMPILE_CACHE=cache: wall and CPU seconds of
+    the whole process (children's rusage) and the load averages before and after."""
+    env = dict(os.environ, JAXMEDUSA_COMPILE_CACHE=str(cache))
     load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -38,8 +43,14 @@ def one_process(scenario: str, end_time: float, folder: Path) -> dict:
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return dict(wall_s=round(wall, 2), cpu_s=round(cpu, 2), real_time_factor=round(end_time / wall, 3),
-                load_before=round(load, 2))
+    return dict(wall=wall, cpu=cpu, load_before=round(load, 2), load_after=round(os.getloadavg()[0], 2))
+
+
+def one_process(scenario: str, end_time: float, folder: Path) -> dict:
+    r = timed_process(jaxmedusa_command("run", scenario, "-t", str(end_time), "--out", str(folder / "out")),
+                      folder / "cache")
+    return dict(wall_s=round(r["wall"], 2), cpu_s=round(r["cpu"], 2), real_time_factor=round(end_time / r["wall"], 3),
+                load_before=r["load_before"])
 
 
 def main(argv=None):

@@ -18,11 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import resource
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,6 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cli_start import jaxmedusa_command, timed_process  # noqa: E402
 from medusa_c_baseline import time_c_offset  # noqa: E402
 
 
@@ -44,20 +41,11 @@ def study_copy(n: int, folder: Path) -> Path:
 
 
 def sweep(study: Path, n: int, folder: Path, run: str) -> dict:
-    env = dict(os.environ, JAXMEDUSA_COMPILE_CACHE=str(folder / "cache"))
     out = folder / f"out-{run.replace(' ', '')}"
-    exe = shutil.which("jaxmedusa")
-    cmd = ([exe] if exe else [sys.executable, "-m", "jaxmedusa_cli.app"]) + \
-        ["sweep", str(study), "--batch", str(n), "--no-progress", "--out", str(out)]
-    load = os.getloadavg()[0]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    subprocess.run(cmd, env=env, check=True, capture_output=True)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return dict(program="jaxmedusa sweep", run=run, scenarios=n, wall_s=round(wall, 1), cpu_s=round(cpu, 1),
-                scenarios_per_s=round(n / wall, 3), load_before=round(load, 2), load_after=round(os.getloadavg()[0], 2))
+    r = timed_process(jaxmedusa_command("sweep", str(study), "--batch", str(n), "--no-progress", "--out", str(out)),
+                      folder / "cache")
+    return dict(program="jaxmedusa sweep", run=run, scenarios=n, wall_s=round(r["wall"], 1), cpu_s=round(r["cpu"], 1),
+                scenarios_per_s=round(n / r["wall"], 3), load_before=r["load_before"], load_after=r["load_after"])
 
 
 def main(argv=None):

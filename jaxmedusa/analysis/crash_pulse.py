@@ -122,7 +122,7 @@ class PulseTracker:
         start = (m.t0 < 0.0) & touching
         t0 = jnp.where(start, t_begin, m.t0)
         h = 1.0 / self.sample_rate
-        # row 0 only: a select over the whole (n_ticks, V, 3) record cost ~20 us a step
+        # row 0 only, not a select over the whole (n_ticks, V, 3) record on every step
         v = m.v.at[0].set(jnp.where(start, m.v_prev, m.v[0]))
         filled = m.filled.at[0].set(m.filled[0] | start)
         contact = m.contact.at[0].set(m.contact[0] | start)

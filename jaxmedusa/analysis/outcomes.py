@@ -79,7 +79,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmedusa.analysis.step_counts import Counts, StepCounts
+from jaxmedusa.analysis.step_counts import EPISODE_GAP, Counts, StepCounts
 from jaxmedusa.contact.crash import NO_PARTNER
 from jaxmedusa.core.params import GRAVITY
 from jaxmedusa.core.safe_math import TINY, heading, safe_norm, safe_sqrt
@@ -91,7 +91,6 @@ __all__ = ["Outcomes", "OutcomeState", "outcome_arrays", "VEHICLE_METRICS", "SCE
            "LANE_WIDTH", "summarize_batch", "yaw_rate_of", "clock_hour"]
 
 LANE_WIDTH = 3.0  # [m], MEDUSA common.h LANEWIDTH
-EPISODE_GAP = 0.01  # [s], contact gaps up to this belong to one episode
 _RAD = 180.0 / math.pi
 
 # Metric name -> trailing shape per vehicle (() scalar or (3,) vector), in output order.

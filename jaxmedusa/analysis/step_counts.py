@@ -37,9 +37,10 @@ import numpy as np
 from jaxmedusa.core.pytree import pytree_dataclass
 from jaxmedusa.core.status import Status
 
-__all__ = ["StepCounts", "Counts", "COUNT_NAMES", "counts_dict", "in_contact"]
+__all__ = ["StepCounts", "Counts", "COUNT_NAMES", "EPISODE_GAP", "counts_dict", "in_contact"]
 
-EPISODE_GAP = 0.01  # [s], as events.ContactEventTracker and outcomes.Outcomes
+EPISODE_GAP = 0.01  # [s], contact gaps up to this belong to one episode (here, outcomes.Outcomes and
+# events.ContactEventTracker alike)
 
 # Output names in order (the run summary and the scenarios table use them as they are).
 COUNT_NAMES = ("accepted_steps", "rejected_steps", "contact_steps", "contact_runs", "episodes")
