@@ -10,9 +10,9 @@ Library users call `enable()` themselves (importing jaxmedusa changes no global 
 except float64).
 
 The cache is keyed by JAX on the program, the JAX/XLA version and the device, so a stale
-entry is never loaded; deleting the folder is always safe. Its subfolder `exported/` keeps
-the traced and lowered programs (core/export_cache.py), so that a second process skips the
-tracing as well as the compilation.
+entry is never loaded; deleting the folder is always safe. Its subfolder `executables/` keeps
+the serialised executables of the simulation loop (core/executable_cache.py), so that a second
+process skips tracing and lowering as well as the compilation.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import jax
 
-from jaxmedusa.core import export_cache
+from jaxmedusa.core import executable_cache
 
 __all__ = ["enable", "default_folder", "ENV", "OFF_VALUES", "MIN_COMPILE_SECONDS"]
 
@@ -58,5 +58,5 @@ def enable(folder: str | os.PathLike | None = None, *, respect_env: bool = True)
     jax.config.update("jax_compilation_cache_dir", str(path))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECONDS)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    export_cache.enable(path / "exported")  # and the lowered programs, so a second run skips tracing too
+    executable_cache.enable(path / "executables")  # and whole executables: a second run skips tracing too
     return path

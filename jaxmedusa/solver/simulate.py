@@ -40,7 +40,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxmedusa.contact.stage import batch_geometry, uses_contact
-from jaxmedusa.core import export_cache
+from jaxmedusa.core import executable_cache
 from jaxmedusa.core.params import Batch, Settings
 from jaxmedusa.core.pytree import replace
 from jaxmedusa.core.state import SimState
@@ -81,6 +81,24 @@ def _running(state: SimState, settings: Settings):
     return control.running(state.clock, settings) & (state.clock.status == Status.OK)
 
 
+def batch_map(f, in_axes=0):
+    """jax.vmap(f, in_axes) over the batch axis; for a batch of one, f on the squeezed item
+    (outputs given their axis back). Why: vmap turns a write at a per-scenario index (a
+    tracker's record rows, lax.dynamic_update_slice) into a batched scatter, which XLA's CPU
+    backend copies whole inside the while loop: with the crash pulse's record that was ~0.8 s
+    of the offset example's 2.5 s compiled run (benchmarks/RESULTS.md). The batch size is static."""
+
+    def call(*args):
+        axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+        sizes = {x.shape[0] for a, ax in zip(args, axes) if ax is not None for x in jax.tree.leaves(a)}
+        if sizes != {1}:
+            return jax.vmap(f, in_axes=in_axes)(*args)
+        item = [a if ax is None else jax.tree.map(lambda x: x[0], a) for a, ax in zip(args, axes)]
+        return jax.tree.map(lambda x: x[None], f(*item))
+
+    return call
+
+
 def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
     """One step of every scenario where `active` [B] (None: all of them), then the tracker
     update."""
@@ -97,7 +115,7 @@ def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
 
     state = jax.tree.map(pick, new, state)
     if tracker is not None:
-        updated = jax.vmap(tracker.update)(metrics, batch, state, info)
+        updated = batch_map(tracker.update)(metrics, batch, state, info)
         metrics = jax.tree.map(pick, updated, metrics)
     return state, metrics
 
@@ -204,9 +222,9 @@ def advance(batch: Batch, state: SimState, metrics, settings: Settings, n_slots:
                     max_steps)
 
 
-# `advance` served from exported programs when core/export_cache.py is enabled (the CLI): a
+# `advance` served from compiled programs on disk when core/executable_cache.py is enabled (the CLI): a
 # second process skips tracing and lowering; the plain `advance` otherwise.
-cached_advance = export_cache.cached(advance, ADVANCE_STATIC)
+cached_advance = executable_cache.cached(advance, ADVANCE_STATIC)
 
 
 def _finish(batch, carry, settings, tracker, adjoint="forward", max_steps=None, per_slot=True):

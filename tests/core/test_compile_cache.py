@@ -8,7 +8,7 @@ import sys
 
 import jax
 
-from jaxmedusa.core import compile_cache, export_cache
+from jaxmedusa.core import compile_cache, executable_cache
 
 CHILD = """
 import time, jax, jax.numpy as jnp
@@ -46,7 +46,7 @@ def test_enable_sets_the_folder(monkeypatch, tmp_path):
     try:
         assert compile_cache.enable(tmp_path / "jc") == tmp_path / "jc"
         assert jax.config.jax_compilation_cache_dir == str(tmp_path / "jc")
-        assert export_cache.folder() == tmp_path / "jc" / "exported"  # lowered programs beside it
+        assert executable_cache.folder() == tmp_path / "jc" / "executables"  # executables beside it
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
-        export_cache.disable()
+        executable_cache.disable()

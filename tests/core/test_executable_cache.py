@@ -1,0 +1,143 @@
+"""Compiled programs on disk (core/executable_cache.py): the stored executable computes the
+plain jitted call's numbers bit for bit, is written once and read back (not traced or
+compiled again) by a later call, and every part of the key (static arguments, shapes, the
+package's source) makes a new entry; a corrupt file is compiled again."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+
+from jaxmedusa.build import build_batch
+from jaxmedusa.core import compile_cache, executable_cache
+from jaxmedusa.core.params import Settings
+from jaxmedusa.solver.save_grid import prev_of
+from jaxmedusa.solver.simulate import advance, cached_advance
+
+from helpers import single
+
+
+@pytest.fixture
+def folder(tmp_path):
+    assert executable_cache.enable(tmp_path) == tmp_path
+    yield tmp_path
+    executable_cache.disable()
+
+
+def _inputs(models, n_scenarios=1, end_time=0.004):
+    settings = Settings(end_time=end_time, dt=1e-3, save_every=1e-3, step_control="constant")
+    scenarios = [single(models[0], speed=20.0 + k, steering_deg=2.0) for k in range(n_scenarios)]
+    batch, state = build_batch(scenarios, dt=settings.dt)
+    return batch, state, settings
+
+
+def _call(fn, batch, state, settings):
+    return fn(batch, state, None, settings, 3, prev=prev_of(state))
+
+
+def _assert_identical(a, b):
+    la, lb = jax.tree.leaves(a), jax.tree.leaves(b)
+    assert jax.tree.structure(a) == jax.tree.structure(b) and len(la) == len(lb) > 0
+    for x, y in zip(la, lb):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))  # the same XLA program: bit for bit
+
+
+def _entries(folder):
+    return sorted(p.name for p in folder.glob(f"*{executable_cache.SUFFIX}"))
+
+
+def test_stored_executable_equals_the_plain_call_and_is_read_back(models, folder, monkeypatch):
+    batch, state, settings = _inputs(models)
+    plain = _call(advance, batch, state, settings)
+    first = _call(cached_advance, batch, state, settings)
+    _assert_identical(plain, first)
+    assert len(_entries(folder)) == 1
+    # a new process: nothing in memory; the program must come from the file, not a new trace
+    monkeypatch.setattr(executable_cache, "_programs", {})
+
+    def no_trace(*args):
+        raise AssertionError("traced again although the file was there")
+
+    monkeypatch.setattr(executable_cache, "_compile", no_trace)
+    _assert_identical(plain, _call(cached_advance, batch, state, settings))
+    # and its own outputs go back in (as run.py's chunks do) without a new program
+    (state2, metrics2, prev2), _ = first
+    a = cached_advance(batch, state2, metrics2, settings, 3, prev=prev2)
+    _assert_identical(advance(batch, state2, metrics2, settings, 3, prev=prev2), a)
+
+
+def test_static_arguments_shapes_and_source_make_new_entries(models, folder, monkeypatch):
+    batch, state, settings = _inputs(models)
+    _call(cached_advance, batch, state, settings)
+    _call(cached_advance, *_inputs(models, end_time=0.005))  # another Settings
+    _call(cached_advance, *_inputs(models, n_scenarios=2))  # another batch size
+    assert len(_entries(folder)) == 3
+    monkeypatch.setattr(executable_cache, "_source_digest", lambda: "an edited package")
+    _call(cached_advance, batch, state, settings)
+    assert len(_entries(folder)) == 4
+
+
+def test_a_corrupt_entry_is_compiled_again(models, folder, monkeypatch):
+    batch, state, settings = _inputs(models)
+    plain = _call(advance, batch, state, settings)
+    _call(cached_advance, batch, state, settings)
+    (entry,) = folder.glob(f"*{executable_cache.SUFFIX}")
+    entry.write_bytes(b"not a program")
+    monkeypatch.setattr(executable_cache, "_programs", {})
+    _assert_identical(plain, _call(cached_advance, batch, state, settings))
+    assert entry.read_bytes() != b"not a program" and len(_entries(folder)) == 1
+
+
+def test_off_means_the_plain_call(models, tmp_path):
+    executable_cache.disable()
+    batch, state, settings = _inputs(models)
+    _assert_identical(_call(advance, batch, state, settings), _call(cached_advance, batch, state, settings))
+    assert not list(tmp_path.iterdir())
+
+
+
+MODEL = Path(__file__).resolve().parents[2] / "studies" / "medusa" / "offset" / "model.dat"
+RECOMPILE_CHILD = """
+import sys
+import jax, numpy as np
+from jaxmedusa.core import compile_cache, executable_cache
+from jaxmedusa.io.medusa_files import read_models
+from jaxmedusa.build import build_batch
+from jaxmedusa.core.params import Settings
+from jaxmedusa.solver.save_grid import prev_of
+from jaxmedusa.solver.simulate import advance, cached_advance
+sys.path.insert(0, sys.argv[2])
+from helpers import single
+compile_cache.enable()
+settings = Settings(end_time=0.004, dt=1e-3, save_every=1e-3, step_control="constant")
+batch, state = build_batch([single(read_models(sys.argv[3])[0], speed=20.0, steering_deg=2.0)], dt=settings.dt)
+fn = cached_advance if sys.argv[1] == "cached" else advance
+out = fn(batch, state, None, settings, 3, prev=prev_of(state))
+print(repr([np.asarray(x).tolist() for x in jax.tree.leaves(out)]))
+"""
+
+
+def test_a_program_compiled_again_is_stored_whole(tmp_path):
+    """Fresh processes sharing one cache folder: an entry compiled a second time (its file
+    deleted, JAX's compilation cache still holding the program) must be compiled afresh, not
+    served by that cache, whose executables serialise without some kernels on CPU: the copy
+    stored then is loaded by a third process, called, and must give the plain call's numbers."""
+    env = dict(os.environ, **{compile_cache.ENV: str(tmp_path)})
+    tests = Path(__file__).resolve().parents[1]
+
+    def child(mode):
+        return subprocess.run([sys.executable, "-c", RECOMPILE_CHILD, mode, str(tests), str(MODEL)], env=env,
+                              capture_output=True, text=True, check=True).stdout
+
+    plain = child("plain")
+    assert child("cached") == plain
+    (entry,) = (tmp_path / "executables").glob(f"*{executable_cache.SUFFIX}")
+    entry.unlink()
+    assert child("cached") == plain  # compiled again and stored
+    assert len(list((tmp_path / "executables").glob(f"*{executable_cache.SUFFIX}"))) == 1
+    assert child("cached") == plain  # the stored copy, loaded and run
