@@ -42,6 +42,7 @@ __all__ = ["enable", "disable", "cached", "folder", "SUFFIX"]
 SUFFIX = ".jaxexe"
 _state = {"folder": None}
 _programs: dict[str, tuple] = {}  # key -> (compiled executable, output tree), this process
+_keys: dict[tuple, str] = {}  # (source, name, static arguments, tree, shapes, x64) -> key, this process
 
 
 def enable(path: str | os.PathLike) -> Path | None:
@@ -58,6 +59,7 @@ def enable(path: str | os.PathLike) -> Path | None:
 def disable() -> None:
     _state["folder"] = None
     _programs.clear()
+    _keys.clear()
 
 
 def folder() -> Path | None:
@@ -87,11 +89,14 @@ def _host_cpu() -> str:
 
 
 def _key(name: str, static: dict, tree, leaves) -> str:
-    device = jax.devices()[0]
-    parts = [_source_digest(), jax.__version__, jaxlib.__version__, device.platform, device.device_kind, _host_cpu(),
-             str(jax.config.jax_enable_x64), name, repr(sorted(static.items())), str(tree),
-             repr([(tuple(x.shape), str(x.dtype)) for x in leaves])]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    shapes = tuple((tuple(x.shape), str(x.dtype)) for x in leaves)
+    memo = (_source_digest(), name, tuple(sorted(static.items())), tree, shapes, jax.config.jax_enable_x64)
+    if memo not in _keys:  # (a study calls `advance` ~60 times: hash the long strings once)
+        device = jax.devices()[0]
+        parts = [_source_digest(), jax.__version__, jaxlib.__version__, device.platform, device.device_kind,
+                 _host_cpu(), str(jax.config.jax_enable_x64), name, repr(memo[2]), str(tree), repr(list(shapes))]
+        _keys[memo] = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return _keys[memo]
 
 
 def _one_device(leaves) -> bool:
@@ -176,7 +181,10 @@ def cached(jitted, static_argnames: tuple[str, ...]):
             return jitted(*args, **kwargs)
         # committed inputs: the executable is compiled for arrays on this device, which the
         # first call's fresh host arrays and later calls' outputs then both are
-        leaves = jax.device_put(leaves, jax.devices()[0])
+        device = jax.devices()[0]
+        if not all(isinstance(x, jax.Array) and x.committed and x.sharding.device_set == {device} for x in leaves):
+            # (device_put costs ~10 ms a call even for arrays already there)
+            leaves = jax.device_put(leaves, device)
         key = _key(f"{jitted.__module__}.{jitted.__qualname__}", static, tree, leaves)
         compiled, out_tree = _program(key, jitted, static, tree, leaves)
         return jax.tree.unflatten(out_tree, compiled(*leaves))
