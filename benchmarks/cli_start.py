@@ -3,7 +3,7 @@
     python benchmarks/cli_start.py [SCENARIO] [--end-time 3] [--warm 2] [--json out.json]
 
 Runs `jaxmedusa run SCENARIO -t END --out TMP` as a fresh process: once with an empty cache
-folder (JAXMEDUSA_COMPILE_CACHE=TMP/cache: compilation and exported programs, cold), then
+folder (JAXMEDUSA_COMPILE_CACHE=TMP/cache: compilations and executables, cold), then
 `--warm` more times with the same folder (what a user's second run costs). Each line gives
 wall and CPU seconds of the whole process (imports, building, tracing or loading, compiling
 or loading, the run, the tables), the real-time factor (simulated seconds per wall second)
