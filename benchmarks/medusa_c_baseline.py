@@ -2,7 +2,8 @@
 
     python benchmarks/medusa_c_baseline.py [--runs 3] [--end-time 3] [--with-jaxmedusa]
                                            [--geometries superellipsoid,medusa_search]
-                                           [--jax-cpus 0|all] [--json out.json]
+                                           [--jax-cpus 0|all] [--c-cores 1,2]
+                                           [--compare-with DIR] [--json out.json]
 
 Builds benchmarks/medusa_c (the report's 1999 listing, repaired: see its README.md) with make
 or gcc if needed, then runs it on the offset example (studies/medusa/offset: model.dat,
@@ -20,6 +21,10 @@ call: compiled), for each --geometries entry (the default superellipsoid solver,
 contact_geometry = "medusa_search", MEDUSA's own contact search), pinned to CPU 0 unless
 --jax-cpus all, so the per-core ratio is measured side by side. The persistent compilation
 cache is left off (a library call does not turn it on), so the first call compiles.
+With --compare-with DIR (a folder holding another version's `jaxmedusa` package, e.g.
+`git archive main | tar -x -C DIR`), each geometry is also timed with that version, in a
+child process (PYTHONPATH=DIR) pinned to the same CPU, right after this version: a before /
+after comparison in one run. --c-cores 1 skips the two-copy C figure.
 
 Every figure carries the 1-minute load average before and after it: the machine may be
 shared; compare figures taken at similar loads only.
@@ -228,6 +233,21 @@ def time_jaxmedusa_offset(geometry: str = "superellipsoid", end_time: float = 3.
     return out
 
 
+def time_jaxmedusa_offset_version(folder: str, geometry: str, end_time: float = 3.0, calls: int = 2) -> dict:
+    """`time_jaxmedusa_offset` in a child process that imports jaxmedusa from `folder`
+    (another version of the package), with this process's CPU affinity."""
+    code = ("import json, medusa_c_baseline as m; "
+            f"print('RESULT ' + json.dumps(m.time_jaxmedusa_offset({geometry!r}, {end_time!r}, {calls!r})))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(folder).resolve()), str(ROOT / "benchmarks")]))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    if proc.returncode != 0 or not lines:
+        raise CBaselineError(f"timing jaxmedusa from {folder} failed:\n{proc.stderr[-2000:]}")
+    out = json.loads(lines[-1][len("RESULT "):])
+    out["program"] += f" (version in {folder})"
+    return out
+
+
 # ----------------------------------------------------------------------------------------
 def machine_info() -> dict:
     cpu = platform.processor()
@@ -267,6 +287,9 @@ def main(argv=None) -> int:
     ap.add_argument("--with-jaxmedusa", action="store_true")
     ap.add_argument("--geometries", default="superellipsoid,medusa_search")
     ap.add_argument("--jax-cpus", default="0", help="CPU to pin jaxmedusa to (default 0), or 'all'")
+    ap.add_argument("--c-cores", default="1,2", help="C figures to take: copies at once (1: one core, 2: both)")
+    ap.add_argument("--compare-with", default=None,
+                    help="folder with another version's jaxmedusa package, timed the same way in a child process")
     ap.add_argument("--json", default=None, help="append the results as one JSON line to this file")
     a = ap.parse_args(argv)
     try:
@@ -274,26 +297,40 @@ def main(argv=None) -> int:
         print(json.dumps(info), flush=True)
         counts = c_step_counts(a.end_time)
         res = dict(machine=info, c={})
-        for cores in (1, 2):
+        for cores in [int(c) for c in a.c_cores.split(",") if c]:
             r = time_c_offset(cores=cores, runs=a.runs, end_time=a.end_time, counts=counts)
             res["c"][cores] = r
             print(_fmt_c(r), flush=True)
     except CBaselineError as err:
         print(f"medusa_c_baseline: {err}", file=sys.stderr)
         return 2
+    if a.with_jaxmedusa and 1 not in res["c"]:
+        print("medusa_c_baseline: --with-jaxmedusa compares with the one-core C figure: --c-cores must include 1",
+              file=sys.stderr)
+        return 2
     if a.with_jaxmedusa:
         if a.jax_cpus != "all" and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, {int(a.jax_cpus)})  # before jax starts its thread pools
         res["jaxmedusa"] = {}
         c1 = res["c"][1]["wall_median"]
+        c1_cpu = res["c"][1]["cpu_median"]
+        versions = [("this", None)] + ([("other", a.compare_with)] if a.compare_with else [])
         for geometry in [g for g in a.geometries.split(",") if g]:
-            r = time_jaxmedusa_offset(geometry, a.end_time)
-            r["cpus"] = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-            r["ratio_to_c_one_core_compiled"] = r["compiled_wall"] / c1
-            r["ratio_to_c_one_core_first"] = r["first_wall"] / c1
-            res["jaxmedusa"][geometry] = r
-            print(_fmt_jm(r) + f"; jaxmedusa/C one core: {r['ratio_to_c_one_core_compiled']:.2f}x compiled, "
-                  f"{r['ratio_to_c_one_core_first']:.2f}x first call", flush=True)
+            for tag, folder in versions:
+                try:
+                    r = (time_jaxmedusa_offset(geometry, a.end_time) if folder is None
+                         else time_jaxmedusa_offset_version(folder, geometry, a.end_time))
+                except CBaselineError as err:
+                    print(f"medusa_c_baseline: {err}", file=sys.stderr)
+                    return 2
+                r["cpus"] = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+                r["ratio_to_c_one_core_compiled"] = r["compiled_wall"] / c1
+                r["ratio_to_c_one_core_first"] = r["first_wall"] / c1
+                r["cpu_ratio_to_c_one_core_compiled"] = r["calls"][-1]["cpu"] / c1_cpu
+                res["jaxmedusa"][geometry if tag == "this" else f"{geometry} ({folder})"] = r
+                print(_fmt_jm(r) + f"; jaxmedusa/C one core: {r['ratio_to_c_one_core_compiled']:.2f}x compiled "
+                      f"(CPU {r['cpu_ratio_to_c_one_core_compiled']:.2f}x), {r['ratio_to_c_one_core_first']:.2f}x "
+                      "first call", flush=True)
     for r in res["c"].values():
         r.pop("velocity_asc", None)
     if a.json:

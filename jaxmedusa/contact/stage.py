@@ -80,28 +80,32 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     axes = batch.vehicle.contact_axes
     radius = SKIP_RADIUS_FACTOR * jnp.linalg.norm(axes, axis=-1)  # [B, V]
     dist = jnp.linalg.norm(r_pred[:, b] - r_pred[:, a], axis=-1)
-    if _own_search(settings):
-        # A shape with its own search (medusa_search) keeps MEDUSA's one-scenario behaviour:
-        # a batch-level skip while every bounding sphere is apart, and contact.c keeps
-        # `previous` (the search's warm vector) meanwhile.
-        near = (dist < radius[:, a] + radius[:, b]) & batch.valid[:, a] & batch.valid[:, b]
-        return jax.lax.cond(
-            jnp.any(near),
-            lambda: jax.vmap(scenario_geometry, in_axes=(0, 0, 0, 0, None))(batch, r_pred, F_pred, warm, settings),
-            lambda: jax.vmap(_far_apart)(batch, r_pred, warm)._replace(warm=warm),
-        )
-    broad = LAWS.resolve(settings.contact_law, where="Settings.contact_law").broad_phase
+    flat = lambda x: x.reshape((bsz * npair,) + x.shape[2:])  # noqa: E731  [B, P, ...] -> [B P, ...]
+    unflat = lambda x: x.reshape((bsz, npair) + x.shape[1:])  # noqa: E731
     shape = SHAPES.resolve(settings.contact_geometry, where="Settings.contact_geometry")
+    if shape.geometry is not None:
+        # A shape with its own search (medusa_search) runs it on the pairs whose enclosing
+        # spheres overlap (a superset of contact.c's bounding-sphere test: 1.3 |A| >= max(A)),
+        # one pair per round in a one-scenario run (a vmapped loop runs as long as its
+        # slowest lane: one lane, one pair's iterations); the others keep their warm vector
+        # (contact.c leaves `previous` untouched while the bounding spheres are apart).
+        near = (dist < radius[:, a] + radius[:, b]) & batch.valid[:, a] & batch.valid[:, b]
+        inputs = (flat(r_pred[:, a]), flat(F_pred[:, a]), flat(axes[:, a]), flat(r_pred[:, b]), flat(F_pred[:, b]),
+                  flat(axes[:, b]), flat(warm))
+        default = jax.tree.map(flat, jax.vmap(_far_apart)(batch, r_pred, warm)._replace(warm=warm))
+        geom = compacted_map(lambda x: shape.geometry(*x), flat(near), inputs, default,
+                             capacity=1 if bsz == 1 else None)
+        return jax.tree.map(unflat, geom)
+    broad = LAWS.resolve(settings.contact_law, where="Settings.contact_law").broad_phase
     Bm = F_pred * (shape.ellipsoid_scale * axes)[:, :, None, :]  # [B, V, 3, 3]: F diag(a), the box of each body
     boxes = jax.vmap(jax.vmap(boxes_overlap))(r_pred[:, a], Bm[:, a], r_pred[:, b], Bm[:, b])
     near = (dist < radius[:, a] + radius[:, b]) & boxes & batch.valid[:, a] & batch.valid[:, b]
-    flat = lambda x: x.reshape((bsz * npair,) + x.shape[2:])  # noqa: E731  [B, P, ...] -> [B P, ...]
     per_pair = lambda x: flat(jnp.broadcast_to(x[:, None], (bsz, npair)))  # noqa: E731  [B] -> [B P]
     inputs = (flat(r_pred[:, a]), flat(F_pred[:, a]), flat(axes[:, a]), flat(r_pred[:, b]), flat(F_pred[:, b]),
               flat(axes[:, b]), flat(warm), per_pair(batch.contact.eps1), per_pair(batch.contact.eps2))
     default = jax.tree.map(flat, jax.vmap(_far_apart)(batch, r_pred, warm))
     geom = compacted_map(lambda x: pair_geometry(shape, *x, broad_phase=broad), flat(near), inputs, default)
-    return jax.tree.map(lambda x: x.reshape((bsz, npair) + x.shape[1:]), geom)
+    return jax.tree.map(unflat, geom)
 
 
 def uses_contact(settings: Settings, n_vehicles: int) -> bool:

@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import jax
@@ -33,7 +34,7 @@ from jaxmedusa.core.params import Settings
 from jaxmedusa.io.validation import NAMED_SETTINGS
 from jaxmedusa.solver.step import predict
 
-from step_trace import far_apart
+from step_trace import far_apart, rear_end
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TRACE = DATA / "offset_contact_trace.txt"
@@ -257,3 +258,27 @@ def test_batch_skip_keeps_the_search_state_of_far_pairs(models, shape, keeps):
         geom = batch_geometry(batch, r_pred, F_pred, warm, settings)
     assert not bool(jnp.any(geom.candidate))
     np.testing.assert_array_equal(geom.warm, warm if keeps else jnp.zeros_like(warm))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("copies", [1, 2])
+def test_only_pairs_with_overlapping_spheres_are_searched(models, copies):
+    """Three cars: 1 and 2 nose to tail with their boxes overlapping by 2 cm (bounding
+    spheres overlap: a candidate pair, searched), car 3 50 m to the side (its pairs' spheres
+    are apart). contact.c leaves `previous` untouched while a pair's spheres are apart and
+    sets it from the search otherwise: the far pairs keep their warm vectors bit for bit
+    (here 0.25 rad and the set flag) whether or not another pair of the batch is searched;
+    the near pair's flag is set and its angles are moved by the search. copies = 2: the same
+    scenario twice in one batch (the vectorized path of the stage)."""
+    sc = rear_end(models[0], gap=-0.02, offset=0.0)
+    sc = replace(sc, vehicles=[*sc.vehicles, replace(sc.vehicles[0], y=50.0)])
+    settings = Settings(contact_law="medusa", contact_geometry="medusa_search")
+    batch, state = build_batch([sc] * copies, dt=settings.dt)
+    warm = jnp.full_like(state.pairs.warm, 0.25).at[..., 4].set(1.0)
+    r_pred, F_pred = jax.vmap(predict)(state)
+    geom = jax.jit(lambda r, F, w: batch_geometry(batch, r, F, w, settings))(r_pred, F_pred, warm)
+    # pairs in core.state.pair_indices order: (0, 1), (0, 2), (1, 2)
+    assert np.asarray(geom.candidate).tolist() == [[True, False, False]] * copies
+    np.testing.assert_array_equal(geom.warm[:, 1:], warm[:, 1:])
+    assert np.all(np.asarray(geom.warm[:, 0, 4]) == 1.0)
+    assert np.all(np.asarray(geom.warm[:, 0, :4]) != 0.25)
