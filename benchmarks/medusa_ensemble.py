@@ -1,7 +1,8 @@
 """The offset example's spread under tiny perturbations: the original program and jaxmedusa.
 
-    python benchmarks/medusa_ensemble.py [--n 24] [--step 1e-9] [--parts c,medusa_search,superellipsoid]
+    python benchmarks/medusa_ensemble.py [--n 24] [--step 1e-9] [--k0 0] [--parts c,medusa_search,superellipsoid]
                                          [--batch 1] [--out results/medusa_ensemble] [--timeout 3000]
+                                         [--also OTHER_OUT ...]
 
 The MEDUSA law's outcome in the offset example is chaotic (docs/medusa-search.md, Results):
 moving vehicle 2 by 1e-12 m before contact changes the speeds at 3 s by ~1 m/s and the contact
@@ -50,15 +51,16 @@ import medusa_c_baseline as cb  # noqa: E402
 Y2 = 0.4        # [m], vehicle 2's initial lateral position in studies/medusa/offset/platoon.dat
 MASS = 1573.0   # [kg], both vehicles' MASS in studies/medusa/offset/model.dat
 QUANTITIES = ("episodes", "contact_steps", "rejected_steps", "v1_speed", "v2_speed", "energy_end")
+GEOMETRIES = ("medusa_search", "superellipsoid")  # jaxmedusa's ensembles, in the summary's order
 COUNTS = ("episodes", "contact_steps", "rejected_steps")
 SPEED_TOL = 0.05   # [m/s], the issue's target for the speeds at 3 s
 COUNT_TOL = 0.10   # the issue's target for the counts (relative)
 
 
-def perturbations(n: int, step: float) -> list[float]:
-    """dy_k = k * step [m], k = -n/2 .. -1, 1 .. n/2 (n even)."""
+def perturbations(n: int, step: float, k0: int = 0) -> list[float]:
+    """dy_k = k * step [m], k = -(k0 + n/2) .. -(k0 + 1), k0 + 1 .. k0 + n/2 (n even)."""
     half = n // 2
-    return [k * step for k in range(-half, half + 1) if k != 0]
+    return [k * step for k in range(-(k0 + half), k0 + half + 1) if abs(k) > k0]
 
 
 def platoon_with_y2(y2: float) -> str:
@@ -116,13 +118,15 @@ def study_toml(geometry: str, dys: list[float], end_time: float) -> str:
             f'[outputs]\nmetrics = ["contact", "final", "energy"]\ntrajectories = false\n')
 
 
-def run_jax(geometry: str, dys: list[float], out: Path, end_time: float, batch: int, timeout: float) -> pd.DataFrame:
-    """The jaxmedusa ensemble for one contact geometry, through `jaxmedusa sweep`."""
+def run_jax(geometry: str, dys: list[float], out: Path, end_time: float, batch: int, timeout: float,
+            run: bool = True) -> pd.DataFrame:
+    """The jaxmedusa ensemble for one contact geometry, through `jaxmedusa sweep` (run=False:
+    only the table of an earlier run, if any)."""
     folder = out / geometry
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "study.toml").write_text(study_toml(geometry, dys, end_time))
     table = folder / "results" / "scenarios.parquet"
-    if not table.exists():
+    if run and not table.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "study.toml").write_text(study_toml(geometry, dys, end_time))
         cmd = [str(Path(sys.executable).parent / "jaxmedusa"), "sweep", str(folder / "study.toml"), "--out",
                str(folder / "results"), "--batch", str(batch), "--resume", "--no-progress"]
         t0 = time.perf_counter()
@@ -130,8 +134,8 @@ def run_jax(geometry: str, dys: list[float], out: Path, end_time: float, batch: 
             proc = subprocess.run(["timeout", str(int(timeout)), *cmd], stdout=log, stderr=subprocess.STDOUT)
         print(f"{geometry}: jaxmedusa sweep exited {proc.returncode} after {time.perf_counter() - t0:.0f} s "
               f"(log {folder / 'sweep.log'})", flush=True)
-        if not table.exists():
-            return pd.DataFrame()
+    if not table.exists():
+        return pd.DataFrame()
     s = pd.read_parquet(table)
     return pd.DataFrame(dict(
         program=f"jaxmedusa {geometry}", dy=s["dy"], y2=Y2 + s["dy"], episodes=s["contact_runs"],
@@ -170,6 +174,9 @@ def compare(table: pd.DataFrame, reference: dict) -> pd.DataFrame:
                 r["ks_p"] = float(stats.ks_2samp(x, y).pvalue)
                 r["mannwhitney_p"] = float(stats.mannwhitneyu(x, y).pvalue)
                 r["mean_minus_c_mean"] = float(x.mean() - y.mean())
+                # standard error of that difference (independent samples): a target smaller
+                # than ~2 of these cannot be decided by ensembles of this size
+                r["diff_se"] = float(math.sqrt(x.var(ddof=1) / len(x) + y.var(ddof=1) / len(y)))
                 tol = COUNT_TOL * abs(y.mean()) if q in COUNTS else SPEED_TOL if q.endswith("speed") else math.nan
                 r["means_within_target"] = bool(abs(x.mean() - y.mean()) <= tol) if tol == tol else None
             rows.append(r)
@@ -177,18 +184,21 @@ def compare(table: pd.DataFrame, reference: dict) -> pd.DataFrame:
 
 
 def summary_markdown(cmp: pd.DataFrame, reference: dict, dys: list[float]) -> str:
-    lines = [f"Perturbations: vehicle 2's initial y = 0.4 m + dy, dy in {{{dys[0]:.3g}, ..., {dys[-1]:.3g}}} m "
-             f"({len(dys)} values, step {abs(dys[1] - dys[0]):.3g} m, no 0). Reference: the unperturbed C run.",
+    lines = [f"Perturbations: vehicle 2's initial y = 0.4 m + dy, dy in [{min(dys):.3g}, {max(dys):.3g}] m "
+             f"({len(dys)} values, smallest |dy| {min(map(abs, dys)):.3g} m, no 0). Reference: the unperturbed "
+             "C run. Percentile: of the reference in each ensemble. KS, MW: two-sample Kolmogorov-Smirnov and "
+             "Mann-Whitney p-values against the C ensemble; SE: standard error of the difference of the means.",
              "", "| program | quantity | N | mean | std | median | 10-90 % | min-max | reference (percentile) "
-             "| KS p | MW p | mean - C mean | within target |", "|" + "---|" * 13]
+             "| KS p | MW p | mean - C mean (SE) | within target |", "|" + "---|" * 13]
     for r in cmp.itertuples():
         def f(v, d=3):
             return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{d}f}"
         lines.append(f"| {r.program} | {r.quantity} | {r.n} | {f(r.mean)} | {f(r.std)} | {f(r.median)} | "
                      f"{f(r.p10)}-{f(r.p90)} | {f(r.min)}-{f(r.max)} | {f(r.reference)} "
                      f"({f(r.reference_percentile, 0)}) | {f(getattr(r, 'ks_p', None))} | "
-                     f"{f(getattr(r, 'mannwhitney_p', None))} | {f(getattr(r, 'mean_minus_c_mean', None))} | "
-                     f"{getattr(r, 'means_within_target', '') if 'means_within_target' in cmp else ''} |")
+                     f"{f(getattr(r, 'mannwhitney_p', None))} | {f(getattr(r, 'mean_minus_c_mean', None))}"
+                     f"{' (' + f(r.diff_se) + ')' if 'diff_se' in cmp and r.diff_se == r.diff_se else ''} | "
+                     f"{'' if 'means_within_target' not in cmp or r.means_within_target is None or r.means_within_target != r.means_within_target else r.means_within_target} |")
     return "\n".join(lines) + "\n"
 
 
@@ -200,11 +210,14 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=1, help="jaxmedusa scenarios per chunk")
     ap.add_argument("--end-time", type=float, default=3.0)
     ap.add_argument("--timeout", type=float, default=3000.0, help="[s] per jaxmedusa study")
+    ap.add_argument("--k0", type=int, default=0, help="skip |k| <= k0 (to extend an ensemble in another folder)")
+    ap.add_argument("--also", action="append", default=[],
+                    help="another OUT folder (e.g. an extension with --k0) whose ensemble.csv joins the comparison")
     ap.add_argument("--out", default="results/medusa_ensemble")
     a = ap.parse_args(argv)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    dys = perturbations(a.n, a.step)
+    dys = perturbations(a.n, a.step, a.k0)
     parts = [p for p in a.parts.split(",") if p]
     try:
         c = run_c(dys, out, a.end_time, reference=True) if "c" in parts else \
@@ -212,9 +225,13 @@ def main(argv=None) -> int:
     except cb.CBaselineError as err:
         print(f"medusa_ensemble: {err}", file=sys.stderr)
         return 2
-    tables = [c] + [run_jax(g, dys, out, a.end_time, a.batch, a.timeout) for g in parts if g != "c"]
+    tables = [c] + [run_jax(g, dys, out, a.end_time, a.batch, a.timeout, run=g in parts) for g in GEOMETRIES]
     table = pd.concat([t for t in tables if len(t)], ignore_index=True)
     table.to_csv(out / "ensemble.csv", index=False)
+    if a.also:  # the comparison over this folder's runs and the others' (each dy once per program)
+        table = pd.concat([table] + [pd.read_csv(Path(d) / "ensemble.csv") for d in a.also], ignore_index=True)
+        table = table.drop_duplicates(subset=["program", "dy"], ignore_index=True)
+        dys = sorted(set(table.dy) - {0.0})
     ref = c[c.dy == 0.0]
     if len(ref) == 0:
         print("medusa_ensemble: no unperturbed C run in c.csv (run with --parts c)", file=sys.stderr)
