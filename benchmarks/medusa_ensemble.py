@@ -76,7 +76,15 @@ def c_row(dy: float, end_time: float) -> dict:
     """One run of the original program with vehicle 2 moved by dy [m]."""
     y2 = Y2 + dy
     t0 = time.perf_counter()
-    c = cb.c_step_counts(end_time, platoon=platoon_with_y2(y2))
+    try:
+        c = cb.c_step_counts(end_time, platoon=platoon_with_y2(y2))
+    except cb.CBaselineError as err:
+        if "exited with" not in str(err):
+            raise
+        # the program stopped itself (nrerror(), e.g. "too many iterations in minimize" of
+        # common.c): a failed run, as jaxmedusa's status column says, not a figure
+        why = " ".join(ln.strip() for ln in str(err).splitlines()[1:] if ln.strip() and "..." not in ln)
+        return dict(program="C", dy=dy, y2=y2, status=why or "failed", wall=time.perf_counter() - t0)
     read = c["initial_z"][2][1]
     if read != y2:
         raise cb.CBaselineError(f"dy={dy!r}: the program read y2 = {read!r}, expected {y2!r}")
@@ -85,6 +93,10 @@ def c_row(dy: float, end_time: float) -> dict:
                 rejected_steps=c["rejected"], accepted_steps=c["accepted"], v1_speed=v1, v2_speed=v2,
                 energy_end=sum(c["energy_asc"][1:]) + 0.5 * MASS * (v1 ** 2 + v2 ** 2),
                 final_t=c["final_t"], status="ok", wall=time.perf_counter() - t0)
+
+
+C_COLUMNS = ["program", "dy", "y2", "episodes", "contact_steps", "rejected_steps", "accepted_steps", "v1_speed",
+             "v2_speed", "energy_end", "final_t", "status", "wall"]
 
 
 def run_c(dys: list[float], out: Path, end_time: float, reference: bool = False) -> pd.DataFrame:
@@ -96,10 +108,13 @@ def run_c(dys: list[float], out: Path, end_time: float, reference: bool = False)
     for dy in todo:
         if (done["dy"] == dy).any():
             continue
-        row = pd.DataFrame([c_row(dy, end_time)])
+        row = pd.DataFrame([c_row(dy, end_time)], columns=C_COLUMNS)  # a failed run: NaN figures
         row.to_csv(path, mode="a", header=not path.exists(), index=False)
         done = pd.concat([done, row], ignore_index=True)
         r = row.iloc[0]
+        if r.status != "ok":
+            print(f"C dy={dy:+.3g}: failed: {r.status}", flush=True)
+            continue
         print(f"C dy={dy:+.3g}: {r.episodes} episodes, {r.contact_steps} in contact, {r.rejected_steps} rejected, "
               f"{r.v1_speed:.3f} / {r.v2_speed:.3f} m/s ({r.wall:.1f} s)", flush=True)
     return done
@@ -161,14 +176,18 @@ def compare(table: pd.DataFrame, reference: dict) -> pd.DataFrame:
     c = table[(table.program == "C") & (table.dy != 0.0)]
     rows = []
     for prog, g in table[table.dy != 0.0].groupby("program", sort=False):
+        failed = int((g.status != "ok").sum())
         g = g[g.status == "ok"]
         for q in QUANTITIES:
             x = g[q].to_numpy(float)
             if len(x) == 0:
                 continue
-            r = dict(program=prog, quantity=q, **describe(x), reference=reference[q],
+            r = dict(program=prog, quantity=q, failed=failed, **describe(x), reference=reference[q],
                      reference_percentile=float(stats.percentileofscore(x, reference[q])),
                      reference_in_range=bool(x.min() <= reference[q] <= x.max()))
+            # share of the runs that meet the issue's target against the reference (the trace)
+            tol_ref = COUNT_TOL * abs(reference[q]) if q in COUNTS else SPEED_TOL if q.endswith("speed") else None
+            r["share_near_reference"] = None if tol_ref is None else float(np.mean(np.abs(x - reference[q]) <= tol_ref))
             y = c[q].to_numpy(float)
             if prog != "C" and len(y) > 1 and len(x) > 1:
                 r["ks_p"] = float(stats.ks_2samp(x, y).pvalue)
@@ -187,15 +206,17 @@ def summary_markdown(cmp: pd.DataFrame, reference: dict, dys: list[float]) -> st
     lines = [f"Perturbations: vehicle 2's initial y = 0.4 m + dy, dy in [{min(dys):.3g}, {max(dys):.3g}] m "
              f"({len(dys)} values, smallest |dy| {min(map(abs, dys)):.3g} m, no 0). Reference: the unperturbed "
              "C run. Percentile: of the reference in each ensemble. KS, MW: two-sample Kolmogorov-Smirnov and "
-             "Mann-Whitney p-values against the C ensemble; SE: standard error of the difference of the means.",
-             "", "| program | quantity | N | mean | std | median | 10-90 % | min-max | reference (percentile) "
-             "| KS p | MW p | mean - C mean (SE) | within target |", "|" + "---|" * 13]
+             "Mann-Whitney p-values against the C ensemble; SE: standard error of the difference of the means. "
+             "Near ref.: share of the runs within the issue's target of the reference (10 % for counts, "
+             "0.05 m/s for speeds).",
+             "", "| program | quantity | N (failed) | mean | std | median | 10-90 % | min-max | reference (percentile) "
+             "| near ref. | KS p | MW p | mean - C mean (SE) | within target |", "|" + "---|" * 14]
     for r in cmp.itertuples():
         def f(v, d=3):
             return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{d}f}"
-        lines.append(f"| {r.program} | {r.quantity} | {r.n} | {f(r.mean)} | {f(r.std)} | {f(r.median)} | "
+        lines.append(f"| {r.program} | {r.quantity} | {r.n} ({r.failed}) | {f(r.mean)} | {f(r.std)} | {f(r.median)} | "
                      f"{f(r.p10)}-{f(r.p90)} | {f(r.min)}-{f(r.max)} | {f(r.reference)} "
-                     f"({f(r.reference_percentile, 0)}) | {f(getattr(r, 'ks_p', None))} | "
+                     f"({f(r.reference_percentile, 0)}) | {f(r.share_near_reference, 2)} | {f(getattr(r, 'ks_p', None))} | "
                      f"{f(getattr(r, 'mannwhitney_p', None))} | {f(getattr(r, 'mean_minus_c_mean', None))}"
                      f"{' (' + f(r.diff_se) + ')' if 'diff_se' in cmp and r.diff_se == r.diff_se else ''} | "
                      f"{'' if 'means_within_target' not in cmp or r.means_within_target is None or r.means_within_target != r.means_within_target else r.means_within_target} |")
