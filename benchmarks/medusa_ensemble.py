@@ -29,9 +29,14 @@ centre of mass's kinetic energy) plus 1/2 m v^2 of the FINAL state.
 
 Writes OUT/c.csv, OUT/<geometry>/scenarios.parquet (the study's table), OUT/ensemble.csv (all
 runs, one table) and OUT/summary.md (per quantity and program: mean, std, median, 10-90 %
-range; the reference's place in each ensemble; two-sample Kolmogorov-Smirnov and
-Mann-Whitney p-values against the C ensemble; whether the means agree within the issue's 10 %
-and 0.05 m/s). A rerun skips what is already there (delete OUT to start over).
+range; the reference's place in each ensemble; the share of runs within the issue's targets
+of it; two-sample Kolmogorov-Smirnov and Mann-Whitney p-values against the C ensemble; the
+difference of the means with its standard error, and whether it is within the issue's 10 %
+and 0.05 m/s). A rerun skips what is already there (delete OUT to start over); `--parts none`
+only redoes the comparison. `--k0 K` draws k = +-(K+1) .. into another folder, and
+`--also DIR` joins such a folder's runs to the comparison. A C run that stops itself (the
+listing's "too many iterations in minimize") is a failed row, left out of the statistics
+and counted in N (failed). Figures of 2026-11-23: docs/medusa-search.md, benchmarks/RESULTS.md.
 """
 from __future__ import annotations
 
