@@ -124,19 +124,28 @@ def _finish(proc, t0: float) -> dict:
     return dict(wall=wall, cpu=ru.ru_utime + ru.ru_stime)
 
 
-def c_step_counts(end_time: float = 3.0) -> dict:
+def c_step_counts(end_time: float = 3.0, platoon: str | None = None) -> dict:
     """Accepted, rejected, accepted-in-contact steps and contact episodes of the C program on
-    the offset example, from one run of the instrumented build; also the final speeds [m/s]
-    and the velocity.asc file (to check the timed build against)."""
+    the offset example, from one run of the instrumented build; also the final speeds [m/s],
+    the initial states (`initial_z`: vehicle -> state vector, as the program read it), the
+    last row of energy.asc (`energy_asc`: t [s], then vehicle.c's energy() per vehicle [J],
+    which leaves out the centre of mass's kinetic energy) and the velocity.asc file (to check
+    the timed build against). platoon: the text of a platoon.dat to run instead of the
+    example's (benchmarks/medusa_ensemble.py moves vehicle 2 by tiny amounts)."""
     exe = build(trace=True)
     with tempfile.TemporaryDirectory(prefix="medusa_c_count_") as tmp:
         folder = prepare_run_dir(Path(tmp))
+        if platoon is not None:
+            (folder / "platoon.dat").write_text(platoon)
         proc, _ = _start(exe, folder, end_time, None)
         res = _finish(proc, time.perf_counter())
         counts_line = (folder / "medusa_trace.txt").read_text().strip().splitlines()[-1]
         counts = {k: int(v) for k, v in (kv.split("=") for kv in counts_line.split()[1:])}
-        final = [ln.split() for ln in (folder / "medusa_states.txt").read_text().splitlines()
-                 if ln.startswith("FINAL")]
+        states = (folder / "medusa_states.txt").read_text().splitlines()
+        final = [ln.split() for ln in states if ln.startswith("FINAL")]
+        counts["initial_z"] = {int(w[2][8:]): [float(x) for x in w[3][2:].split(",")]
+                               for w in (ln.split() for ln in states if ln.startswith("SAVE t=0 "))}
+        counts["energy_asc"] = [float(x) for x in (folder / "energy.asc").read_text().split("\n")[-2].split()]
         speeds = []
         for ln in final:
             z = [float(x) for x in ln[3][2:].split(",")]

@@ -28,10 +28,13 @@ def exe(tmp_path_factory) -> Path:
     return _baseline().build(trace=True, build_dir=tmp_path_factory.mktemp("medusa_c_build"))
 
 
-def _run_c(exe: Path, tmp_path: Path, end_time: float) -> dict[int, dict[float, np.ndarray]]:
-    """Run the instrumented build; {vehicle: {t: z[28]}} at the save points (full precision)."""
+def _run_c(exe: Path, tmp_path: Path, end_time: float, platoon: str | None = None) -> dict[int, dict[float, np.ndarray]]:
+    """Run the instrumented build; {vehicle: {t: z[28]}} at the save points (full precision).
+    platoon: the text of a platoon.dat to run instead of the offset example's."""
     m = _baseline()
     folder = m.prepare_run_dir(tmp_path)
+    if platoon is not None:
+        (folder / "platoon.dat").write_text(platoon)
     subprocess.run([str(exe), f"-t{end_time:g}"], cwd=folder, check=True, stdout=subprocess.DEVNULL)
     states: dict[int, dict[float, np.ndarray]] = {}
     for line in (folder / "medusa_states.txt").read_text().splitlines():
@@ -74,6 +77,26 @@ def test_c_program_is_jaxmedusa_before_contact(exe, tmp_path):
         np.testing.assert_allclose(z[12:15], np.asarray(s.v[0, k, veh - 1]), rtol=0, atol=1e-6)
         F = np.array([[z[3 * j + i - 1] for j in (1, 2, 3)] for i in (1, 2, 3)])
         np.testing.assert_allclose(F, np.asarray(s.F[0, k, veh - 1]), rtol=0, atol=1e-9)
+
+
+def test_ensemble_perturbation_reaches_the_program(exe, tmp_path):
+    # benchmarks/medusa_ensemble.py moves vehicle 2 by dy = k * 1e-9 m through platoon.dat
+    # (%.17g, read by atof): the program must start from y = 0.4 + dy, the same double as
+    # Python's, and carry the move unchanged until contact.
+    spec = importlib.util.spec_from_file_location("medusa_ensemble", ROOT / "benchmarks" / "medusa_ensemble.py")
+    ens = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ens)
+    dys = ens.perturbations(4, 1e-9)
+    assert dys == [-2e-9, -1e-9, 1e-9, 2e-9]
+    base = _run_c(exe, tmp_path / "base", 0.02)[2]
+    for dy in dys[:1] + dys[-1:]:
+        moved = _run_c(exe, tmp_path / f"dy{dy:g}", 0.02, platoon=ens.platoon_with_y2(0.4 + dy))[2]
+        assert moved[0.0][1] == 0.4 + dy  # bit for bit: atof and Python parse %.17g to the same double
+        np.testing.assert_array_equal(np.delete(moved[0.0], 1), np.delete(base[0.0], 1))  # only y moved
+        # Before contact the motion is a straight roll: y(0.02) moves by dy; rounding of
+        # y ~ 0.4 is 5.6e-17 per operation, 1e-15 allows ~20 of them and is 1e-6 of dy.
+        t = max(moved)
+        assert moved[t][1] - base[t][1] == pytest.approx(dy, abs=1e-15)
 
 
 def _trace_body(text: str) -> list[str]:
