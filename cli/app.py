@@ -14,9 +14,8 @@ import importlib
 import sys
 from functools import cache
 
-import click
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from jaxmedusa.core.compile_cache import enable as enable_compile_cache
 
@@ -31,7 +30,7 @@ COMMAND_MODULES = {
 
 
 @cache
-def _group(module: str) -> click.Group:
+def _group(module: str) -> TyperGroup:
     """The commands a module registers, as a Click group (imported on first use; an import
     error propagates: a broken module is an error, never a silently missing command)."""
     sub = typer.Typer()
@@ -42,10 +41,10 @@ def _group(module: str) -> click.Group:
 class LazyCommands(TyperGroup):
     """The main group: lists COMMAND_MODULES' names and builds a command when it is called."""
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: typer.Context) -> list[str]:
         return list(COMMAND_MODULES) + [n for n in super().list_commands(ctx) if n not in COMMAND_MODULES]
 
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+    def get_command(self, ctx: typer.Context, name: str) -> TyperCommand | None:
         if name in COMMAND_MODULES:
             return _group(COMMAND_MODULES[name]).commands[name]
         return super().get_command(ctx, name)
