@@ -6,7 +6,12 @@ tire), contact (types, shapes, laws, stage), solver (step, step control, the one
 trackers), build (scenarios -> batch), analysis (outcomes, events, equilibrium), io (MEDUSA
 files, TOML, validation, tables), run (one scenario), study (sweeps). See docs/architecture.md.
 """
-import jax
+from jaxmedusa.core import xla_flags
+
+# Before JAX starts its backend: loops compiled whole, not dispatched op by op (core/xla_flags.py)
+xla_flags.apply()
+
+import jax  # noqa: E402
 
 # MEDUSA's director strains are ~1e-5 and positions ~100 m move ~1e-3 m per step:
 # float64 is the default (docs/numerics.md, "Precision").

@@ -1,0 +1,65 @@
+"""XLA options for the CPU that jaxmedusa sets before JAX starts its backend.
+
+Why: XLA's CPU runtime runs a compiled while loop one operation ("thunk") at a time, and
+above 512 bytes per buffer it hands them to a thread pool: a fixed cost per operation and
+per iteration. A MEDUSA step of two vehicles is a few hundred small operations (3x3
+matrices, four tires, one contact pair), so the time loop was dispatch-bound: the offset
+example's 61,101 steps took 0.9 s with no in-run tracker and 2.5 s with the three that
+`jaxmedusa run` carries. XLA can instead compile a whole while loop into one function (its
+"small while loop hoisting" pass, xla/service/cpu/small_while_loop_hoisting_pass.cc), but by
+default only for loops whose iteration touches very few bytes, and never for a loop that
+contains a custom call, scatter, sort or a YNNPACK fusion. Two options lift that:
+
+  * `xla_cpu_small_while_loop_byte_threshold` (an `xla_backend_extra_options` entry) =
+    SMALL_LOOP_BYTES: every loop whose one iteration touches less is compiled whole;
+  * `--xla_cpu_experimental_ynn_fusion_type=` (empty): no YNNPACK fusions, which XLA forms
+    for small float64 matrix products (a [15, 3] x [3, 3] product of the broad phase) and
+    which would keep the time loop on the thunk runtime.
+
+With both the offset example's compiled run takes 0.3 s, trackers included
+(benchmarks/RESULTS.md, "Session 6"). Loops that still hold a scatter, sort or custom call
+(e.g. a batched contact stage that compacts pairs, LAPACK calls) keep the thunk runtime.
+
+XLA reads XLA_FLAGS once, when JAX starts its backend (the first computation), so `apply`
+runs when jaxmedusa is imported; a process that computed with JAX before importing
+jaxmedusa keeps its own options. Options the user already gives in XLA_FLAGS win.
+JAXMEDUSA_XLA_FLAGS=0 turns this off. The YNNPACK option is set for jaxlib 0.10 only (where
+it was checked): XLA aborts the process on an unknown flag, so a later jaxlib that renamed it
+must be checked first (tests/core/test_xla_flags.py fails until then).
+"""
+from __future__ import annotations
+
+import os
+from importlib.metadata import PackageNotFoundError, version
+
+__all__ = ["apply", "SMALL_LOOP_BYTES", "OFF_VARIABLE"]
+
+SMALL_LOOP_BYTES = 1 << 30  # [bytes] per loop iteration: every loop jaxmedusa compiles
+OFF_VARIABLE = "JAXMEDUSA_XLA_FLAGS"
+SMALL_LOOP_OPTION = "xla_cpu_small_while_loop_byte_threshold"
+YNN_FLAG = "--xla_cpu_experimental_ynn_fusion_type"
+CHECKED_JAXLIB = (0, 10)  # (major, minor) of the jaxlib whose flags were checked
+
+
+def _jaxlib_minor() -> tuple[int, int] | None:
+    try:
+        major, minor = version("jaxlib").split(".")[:2]
+        return int(major), int(minor)
+    except (PackageNotFoundError, ValueError):
+        return None
+
+
+def apply(environ=os.environ) -> str:
+    """Add jaxmedusa's options to environ["XLA_FLAGS"] (module docstring); returns the value.
+    An option the user already set (its name appears in XLA_FLAGS) is left as it is."""
+    flags = environ.get("XLA_FLAGS", "")
+    if environ.get(OFF_VARIABLE, "1").strip() == "0":
+        return flags
+    added = []
+    if "xla_backend_extra_options" not in flags:  # one map: the user's entries replace ours
+        added.append(f"--xla_backend_extra_options={SMALL_LOOP_OPTION}={SMALL_LOOP_BYTES}")
+    if YNN_FLAG not in flags and _jaxlib_minor() == CHECKED_JAXLIB:
+        added.append(f"{YNN_FLAG}=")
+    if added:
+        environ["XLA_FLAGS"] = " ".join([flags, *added]).strip()
+    return environ.get("XLA_FLAGS", "")

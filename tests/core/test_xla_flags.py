@@ -1,0 +1,72 @@
+"""core/xla_flags.py: the XLA options jaxmedusa sets, and that they make XLA compile the time
+loop whole (the point of setting them)."""
+from __future__ import annotations
+
+import os
+import re
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jaxmedusa.core import xla_flags
+from jaxmedusa.core.params import Settings
+from jaxmedusa.solver.simulate import simulate
+from jaxmedusa.build import build_batch
+from jaxmedusa.io.scenario_toml import load_scenario
+
+from helpers import EXAMPLES
+
+SMALL_CALL = "xla_cpu_small_call"  # the attribute XLA gives a loop it compiled whole
+
+
+def test_apply_adds_both_options_once():
+    env = {}
+    flags = xla_flags.apply(env)
+    assert f"xla_cpu_small_while_loop_byte_threshold={xla_flags.SMALL_LOOP_BYTES}" in flags
+    if xla_flags._jaxlib_minor() == xla_flags.CHECKED_JAXLIB:
+        assert "--xla_cpu_experimental_ynn_fusion_type=" in flags.split()
+    assert xla_flags.apply(env) == flags  # a second import adds nothing
+
+
+def test_apply_keeps_the_users_options_and_can_be_switched_off():
+    env = {"XLA_FLAGS": "--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=7 "
+                        "--xla_cpu_experimental_ynn_fusion_type=dot"}
+    assert xla_flags.apply(env) == env["XLA_FLAGS"]
+    assert env["XLA_FLAGS"].count("threshold=") == 1 and "ynn_fusion_type=dot" in env["XLA_FLAGS"]
+    off = {xla_flags.OFF_VARIABLE: "0", "XLA_FLAGS": "--xla_cpu_max_isa=AVX"}
+    assert xla_flags.apply(off) == "--xla_cpu_max_isa=AVX"
+    assert off["XLA_FLAGS"] == "--xla_cpu_max_isa=AVX"
+
+
+def _entry(hlo: str) -> str:
+    """The ENTRY computation of an optimised HLO module's text."""
+    return hlo[hlo.index("\nENTRY "):]
+
+
+@pytest.mark.skipif(jax.default_backend() != "cpu", reason="the options concern XLA's CPU backend")
+def test_this_process_runs_with_the_options_and_a_small_loop_compiles_whole():
+    assert "xla_cpu_small_while_loop_byte_threshold" in os.environ.get("XLA_FLAGS", "")
+
+    def f(x):  # 3x3 products and a reduction: beyond XLA's default byte threshold
+        def body(c):
+            i, x = c
+            return i + 1, jnp.tanh(x @ x.T) + 1e-3 * jnp.sum(x)
+        return jax.lax.while_loop(lambda c: c[0] < 10, body, (0, x))[1]
+
+    hlo = jax.jit(f).lower(jnp.ones((3, 3))).compile().as_text()
+    assert SMALL_CALL in hlo
+    assert not re.search(r"= \S+ while\(", _entry(hlo))
+
+
+@pytest.mark.skipif(jax.default_backend() != "cpu", reason="the options concern XLA's CPU backend")
+def test_the_contact_time_loop_of_one_scenario_compiles_whole():
+    """The offset example (two vehicles, MEDUSA law, superellipsoid contact): no while loop is
+    left for the thunk runtime in the entry computation, and no YNNPACK fusion anywhere."""
+    scenario, _ = load_scenario(EXAMPLES / "offset" / "scenario.toml")
+    settings = Settings(end_time=0.01)
+    batch, state = build_batch([scenario], dt=settings.dt)
+    hlo = simulate.lower(batch, state, settings, record=False).compile().as_text()
+    assert "__ynn_fusion" not in hlo
+    assert SMALL_CALL in _entry(hlo)
+    assert not re.search(r"= \S+ while\(", _entry(hlo))
