@@ -4,8 +4,10 @@ The narrow phase (shapes/narrow_phase.py) costs microseconds per pair and step; 
 a batch are far apart most of the time. `compacted_map` evaluates a per-pair function only
 on the pairs a cheap test marked `near`, as jax-md's neighbour lists do:
 
-    idx   = indices of the near pairs, packed to the front (jnp.nonzero with a static size)
-    round k: the k-th block of `capacity` indices -> gather inputs -> vmap(fn) -> scatter back
+    slot  = cumsum(near) - 1: where each near pair goes in the packed order
+    idx   = indices of the near pairs, packed to the front (a binary search of the cumsum)
+    round k: the k-th block of `capacity` indices -> gather inputs -> vmap(fn) -> each near
+             pair with k * capacity <= slot < (k + 1) * capacity gathers its result back
 
 The buffer has a static capacity (chosen from the problem size when the step is traced);
 instead of an overflow flag that makes the caller re-run at a larger capacity, the buffer
@@ -18,7 +20,9 @@ with the number of near pairs, not with batch x pairs. Pairs that are not near k
 Everything is static-shaped and differentiable: the rounds are a `lax.fori_loop` with a
 static trip count (a scan in reverse mode), the conditions are `lax.cond`, and the indices
 are integers (no tangent). Called at the batch level, outside `vmap` (under vmap, a cond
-would become a select and evaluate both branches).
+would become a select and evaluate both branches). Only gathers, no scatter or sort
+(jnp.nonzero and `.at[].set` are both scatters): XLA's CPU backend compiles a time loop
+holding a scatter or sort op by op instead of whole (core/xla_flags.py).
 """
 from __future__ import annotations
 
@@ -83,9 +87,12 @@ def compacted_map(fn, near, inputs, default, capacity: int | None = None):
     n = near.shape[0]
     cap = default_capacity(n) if capacity is None else max(1, min(int(capacity), n))
     rounds = -(-n // cap)
-    count = jnp.sum(near.astype(jnp.int32))
-    # near indices first, in order; the rest is the out-of-range index n (dropped by the scatter)
-    idx = jnp.nonzero(near, size=rounds * cap, fill_value=n)[0].astype(jnp.int32)
+    filled = jnp.cumsum(near.astype(jnp.int32))  # [N] near pairs up to and including i
+    count = filled[-1]
+    slot = filled - 1  # [N] the packed position of pair i (meaningful where near[i])
+    # idx[j]: the first i with filled[i] > j, i.e. the j-th near pair; n past the last one
+    idx = jnp.searchsorted(filled, jnp.arange(1, rounds * cap + 1, dtype=jnp.int32), side="left",
+                           method="scan").astype(jnp.int32)
 
     def one_round(k, out):
         sel = jax.lax.dynamic_slice(idx, (k * cap,), (cap,))
@@ -94,7 +101,15 @@ def compacted_map(fn, near, inputs, default, capacity: int | None = None):
             take = jnp.minimum(sel, n - 1)
             x = jax.tree.map(lambda v: v[take], inputs)
             y = jax.vmap(fn)(x)
-            return jax.tree.map(lambda o, v: o.at[sel].set(v.astype(o.dtype), mode="drop"), out, y)
+            local = slot - k * cap
+            mine = near & (local >= 0) & (local < cap)  # [N] the pairs this round computed
+            back = jnp.clip(local, 0, cap - 1)
+
+            def put(o, v):
+                got = v[back].astype(o.dtype)
+                return jnp.where(mine.reshape(mine.shape + (1,) * (o.ndim - 1)), got, o)
+
+            return jax.tree.map(put, out, y)
 
         return jax.lax.cond(k * cap < count, run, lambda o: o, out)
 

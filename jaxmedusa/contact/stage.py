@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxmedusa.contact.broad_phase import boxes_overlap, compacted_map
 from jaxmedusa.contact.laws import LAWS
@@ -142,9 +143,14 @@ def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: 
     touching = crush.touching  # the crush law: overlap inside the permanent crush carries no force
 
     def gather(x1, x2):
-        """Sum pair terms per vehicle: body 1 of pair k is vehicle a[k], body 2 is b[k]."""
-        out = jnp.zeros((n,) + x1.shape[1:], x1.dtype)
-        return out.at[a].add(x1).at[b].add(x2)
+        """Sum pair terms per vehicle: body 1 of pair k is vehicle a[k], body 2 is b[k]. Static
+        sums in the order of a scatter-add (x1 terms, then x2 terms, pair by pair), written
+        out: a scatter keeps XLA from compiling the time loop whole (core/xla_flags.py)."""
+        rows = []
+        for v in range(n):
+            parts = [x1[k] for k in np.flatnonzero(a == v)] + [x2[k] for k in np.flatnonzero(b == v)]
+            rows.append(sum(parts[1:], parts[0]) if parts else jnp.zeros(x1.shape[1:], x1.dtype))
+        return jnp.stack(rows)
 
     terms = ContactTerms(*[gather(x1, x2) for x1, x2 in zip(t1, t2)])
     new_pairs = PairState(gamma=gamma, warm=geom.warm, in_contact=touching, crush=crush.dmax)

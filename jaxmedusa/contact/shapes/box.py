@@ -15,6 +15,7 @@ import jax.numpy as jnp
 from jaxmedusa.contact.shapes.superellipsoid import ellipsoid_gauge
 from jaxmedusa.contact.types import Shape
 from jaxmedusa.core.safe_math import TINY, normalize, safe_atan2, safe_sqrt
+from jaxmedusa.core.small_sort import argsort_small
 
 __all__ = ["box_normal", "BOX", "BOX_CORNER_RADIUS", "BOX_PARALLEL_DEV", "BOX_ELLIPSOID_SCALE"]
 
@@ -35,7 +36,7 @@ def _box_ray_normal(a, h, R):
     c = jnp.maximum(h - R, 0.0)  # inner box: the rounded box is inner box (+) ball(R)
     big = 1e300
     tb = jnp.where(u > TINY, c / jnp.where(u > TINY, u, 1.0), big)  # ray leaves the inner slab i
-    order = jnp.argsort(tb)
+    order = argsort_small(tb)
     us, cs, ts = u[order], c[order], tb[order]
     A_ = jnp.cumsum(us * us)
     B_ = jnp.cumsum(us * cs)
@@ -52,7 +53,7 @@ def _box_ray_normal(a, h, R):
     n = normalize(sgn * e)
     rounded = jnp.sum(e > 1e-9 * R) >= 2
     i = order[0]  # face met first
-    face = jnp.zeros(3).at[i].set(sgn[i])
+    face = jnp.where(jnp.arange(3) == i, sgn[i], 0.0)  # (no scatter: core/small_sort.py)
     psi = jnp.stack([safe_atan2(u[1], u[0]), safe_atan2(u[0], u[1]), safe_atan2(u[0], u[2])])[i]  # norm()
     return n, rounded, face, psi
 

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmedusa.contact.shapes.medusa_search_surface import PI, f_on1, f_on2, pos
+from jaxmedusa.core.small_sort import argsort_small
 
 EPS1 = 1.0e-15
 EPS2 = 1.0e-15
@@ -61,7 +62,7 @@ def _fb(fr, blk):
 def piksrt(arr, rows, blk):
     """contact.c piksrt(k, n, arr, brr): sort arr ascending (stable insertion sort) and the
     columns of block blk (0: columns 1-2, 1: columns 3-4) of rows (n, 4) with it."""
-    order = jnp.argsort(arr, stable=True)
+    order = argsort_small(arr)
     s = _sl(blk)
     return arr[order], rows.at[:, s].set(rows[order][:, s])
 
