@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmedusa.analysis.crash_pulse import PulseTracker, prefetch_filter, pulse_table, ticks_for
+from jaxmedusa.analysis.crash_pulse import PulseTracker, pulse_table, ticks_for
 from jaxmedusa.analysis.events import ContactEventTracker, episodes_table
 from jaxmedusa.analysis.step_counts import StepCounts, counts_dict
 from jaxmedusa.build import build_batch
@@ -92,8 +92,6 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     for i in range(n_chunks):
         (state, metrics, prev), samples = cached_advance(batch, state, metrics, settings, SLOTS_PER_CHUNK, tracker,
                                                   prev=prev)
-        if pulse and i == 0:  # the pulse table's filter, imported while the simulation runs (after
-            prefetch_filter()  # the program is loaded: both need the interpreter)
         chunks.append(jax.device_get(samples))
         if progress is not None:
             progress(float(state.clock.t[0]) / settings.end_time)

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from scipy.signal import freqz
+from scipy.signal import butter, filtfilt, freqz
 
 import jaxmedusa  # noqa: F401  (float64)
 from jaxmedusa.analysis.crash_pulse import PulseState, cfc_coefficients, cfc_filter, pulse_table
@@ -42,6 +42,26 @@ def test_cfc_filter_coefficients_follow_sae_j211():
     t = np.arange(4000) / fs
     x = np.sin(2 * math.pi * 5 * t)  # 5 Hz passes, 1 kHz is removed (2e-3: the 5 Hz gain 1 - 1e-6, edges cut)
     np.testing.assert_allclose(cfc_filter(x + np.sin(2 * math.pi * 1000 * t))[500:-500], x[500:-500], atol=2e-3)
+
+
+def test_cfc_filter_is_scipys_butterworth_run_by_filtfilt():
+    """The written-out section and passes equal scipy's independent implementation:
+    butter(2, 2.0775 CFC, fs) for the coefficients, filtfilt for the filter (odd padding,
+    steady-state starts), along either axis of 2-D data, to round-off (1e-12 of the signal)."""
+    for cfc, fs in ((60.0, 10_000.0), (180.0, 20_000.0), (1000.0, 10_000.0)):
+        b_ref, a_ref = butter(2, 2.0775 * cfc, btype="low", fs=fs)
+        b, a = cfc_coefficients(cfc, fs)
+        np.testing.assert_allclose(b, b_ref, rtol=1e-12)
+        np.testing.assert_allclose(a, a_ref, rtol=1e-12)
+    rng = np.random.default_rng(3)
+    x = np.cumsum(rng.normal(size=(700, 6)), axis=0) + 50.0  # a random walk with an offset
+    ref = filtfilt(*butter(2, 2.0775 * 60.0, btype="low", fs=10_000.0), x, axis=0)
+    np.testing.assert_allclose(cfc_filter(x), ref, rtol=0, atol=1e-12 * np.abs(x).max())
+    np.testing.assert_allclose(cfc_filter(x.T, axis=1), ref.T, rtol=0, atol=1e-12 * np.abs(x).max())
+    short = x[:9, 0]  # filtfilt needs more than 3 max(len(a), len(b)) = 9 samples: returned as is
+    np.testing.assert_array_equal(cfc_filter(short), short)
+    np.testing.assert_allclose(cfc_filter(x[:10, 0]), filtfilt(*butter(2, 2.0775 * 60.0, fs=10_000.0), x[:10, 0]),
+                               rtol=0, atol=1e-10)
 
 
 def test_pulse_table_of_a_constant_deceleration():
