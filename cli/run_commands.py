@@ -4,7 +4,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-import pandas as pd
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
@@ -63,6 +62,8 @@ def run(
     if result.out_dir is not None:
         console.print(f"tables written to {result.out_dir}/")
         if asc:
+            import pandas as pd  # here: only --asc needs it (0.6 s to import)
+
             paths = write_asc(pd.read_parquet(result.out_dir / "trajectory.parquet"), result.out_dir)
             console.print(f"MEDUSA files written: {', '.join(p.name for p in paths)} (see docs/asc-files.md)")
 

@@ -7,11 +7,10 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from jaxmedusa.analysis.crash_pulse import PulseTracker, pulse_table, ticks_for
-from jaxmedusa.analysis.events import ContactEventTracker, episodes_table
+from jaxmedusa.analysis.crash_pulse import PulseTracker, pulse_columns, ticks_for
+from jaxmedusa.analysis.events import ContactEventTracker, episode_columns
 from jaxmedusa.analysis.step_counts import StepCounts, counts_dict
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
@@ -19,7 +18,7 @@ from jaxmedusa.core.safe_math import heading
 from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.core.status import Status
 from jaxmedusa.io.scenario_toml import load_scenario
-from jaxmedusa.io.tables import write_pulse, write_trajectory
+from jaxmedusa.io.tables import write_columns, write_pulse, write_trajectory
 from jaxmedusa.solver.save_grid import prev_of
 from jaxmedusa.solver.simulate import Samples, SimResult, cached_advance, init_metrics
 from jaxmedusa.solver.step_control import STEP_CONTROLS
@@ -35,8 +34,17 @@ class RunOutput:
     result: SimResult  # samples [1, S, ...] and final state of the single scenario
     out_dir: Path | None
     wall_time: float  # [s]
-    pulse: object = None  # the crash pulse (analysis.crash_pulse.pulse_table DataFrame), or None
+    pulse_columns: dict | None = None  # the crash pulse's columns (analysis.crash_pulse.pulse_columns), or None
     counts: dict | None = None  # step and contact counts {name: int} (analysis/step_counts.py COUNT_NAMES)
+
+    @property
+    def pulse(self):
+        """The crash pulse as a pandas DataFrame (analysis.crash_pulse.pulse_table), or None."""
+        if self.pulse_columns is None:
+            return None
+        import pandas as pd  # here: a run writes its tables without pandas (0.6 s to import)
+
+        return pd.DataFrame(self.pulse_columns)
 
 
 def make_settings(config: dict, **overrides) -> Settings:
@@ -104,9 +112,9 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     wall = time.perf_counter() - start
     samples = Samples(*[np.concatenate([getattr(c, f) for c in chunks], axis=1)[:, : settings.n_samples]
                         for f in Samples._fields])
-    counts_m, own, pm = metrics
+    counts_m, own, pm = jax.device_get(metrics)  # numpy from here on: no eager JAX operations
     counts = {k: int(v[0]) for k, v in counts_dict(counts_m).items()}
-    pulse_table_ = pulse_table(jax.tree.map(lambda x: x[0], pm), len(scenario.vehicles)) if pulse else None
+    pulse_cols = pulse_columns(jax.tree.map(lambda x: x[0], pm), len(scenario.vehicles)) if pulse else None
     result = SimResult(samples=samples, final=state, metrics=own)
 
     out_dir = None
@@ -115,11 +123,11 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
         out_dir.mkdir(parents=True, exist_ok=True)
         write_trajectory(samples, batch, out_dir / "trajectory.parquet", run_metadata(scenario, settings, batch, counts))
         if isinstance(events, ContactEventTracker):
-            episodes_table(own, len(scenario.vehicles)).to_parquet(out_dir / "contact_events.parquet", index=False)
-        if pulse_table_ is not None:
-            write_pulse(pulse_table_, out_dir / "crash_pulse.parquet")
+            write_columns(episode_columns(own, len(scenario.vehicles)), out_dir / "contact_events.parquet")
+        if pulse_cols is not None:
+            write_pulse(pulse_cols, out_dir / "crash_pulse.parquet")
     return RunOutput(scenario=scenario, settings=settings, result=result, out_dir=out_dir, wall_time=wall,
-                     pulse=pulse_table_, counts=counts)
+                     pulse_columns=pulse_cols, counts=counts)
 
 
 def run_metadata(scenario: Scenario, settings: Settings, batch, counts: dict | None = None) -> dict:
@@ -153,7 +161,7 @@ def summary_rows(out: RunOutput) -> list[dict]:
     r, F, v = (np.asarray(x[0, last]) for x in (s.r, s.F, s.v))
     rows = []
     for i in range(len(out.scenario.vehicles)):
-        heading_rad = float(heading(jnp.asarray(F[i])))
+        heading_rad = float(heading(F[i], xp=np))
         rows.append(dict(
             vehicle=i + 1, time=float(s.t[0, last]),
             x=float(r[i, 0]), y=float(r[i, 1]), z=float(r[i, 2]),

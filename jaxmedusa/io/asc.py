@@ -26,9 +26,12 @@ Python's "%e" is C's "%e" (6 digits after the point, two-digit exponent at least
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is imported where a table is pivoted: `jaxmedusa run` loads this module without it
+    import pandas as pd
 
 __all__ = ["ASC_FILES", "write_asc", "path_angles"]
 
@@ -50,6 +53,8 @@ def path_angles(d11, d12, d31, d32, d33):
 
 def _wide(table: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(times (S,), values (S, V * len(columns))) with each vehicle's columns together."""
+    import pandas as pd  # (see the imports)
+
     wide = table.pivot(index="time", columns="vehicle", values=columns)
     vehicles = sorted(table["vehicle"].unique())
     wide = wide.reindex(columns=pd.MultiIndex.from_product([columns, vehicles]))

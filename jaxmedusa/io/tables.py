@@ -46,7 +46,7 @@ from jaxmedusa import __version__
 from jaxmedusa.core.safe_math import orientation_angles
 from jaxmedusa.core.status import status_label
 
-__all__ = ["write_trajectory", "trajectory_table", "scenarios_table", "write_table", "write_text", "umask", "read_table",
+__all__ = ["write_trajectory", "trajectory_table", "scenarios_table", "write_table", "write_columns", "write_text", "umask", "read_table",
            "provenance", "git_commit", "metric_columns", "write_pulse", "COUNT_COLUMNS"]
 
 # Per-scenario step and contact counts after `steps` (analysis.step_counts, outcomes.SCENARIO_METRICS).
@@ -171,14 +171,19 @@ def write_table(table: pa.Table, path: str | Path, metadata: dict[str, str] | No
     return path
 
 
+def write_columns(columns: dict, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
+    """Write a table given as {name: 1-D array} (e.g. analysis.events.episode_columns)."""
+    return write_table(pa.table(columns), path, metadata)
+
+
 def read_table(path: str | Path) -> pa.Table:
     return pq.read_table(path)
 
 
 def write_pulse(frame, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
-    """Write a crash-pulse DataFrame (analysis.crash_pulse.pulse_table) as Parquet, units in
-    the field metadata (b"unit")."""
-    t = pa.Table.from_pandas(frame, preserve_index=False)
+    """Write a crash pulse as Parquet, units in the field metadata (b"unit"): its columns
+    (analysis.crash_pulse.pulse_columns, a dict of arrays) or its DataFrame (pulse_table)."""
+    t = pa.table(frame) if isinstance(frame, dict) else pa.Table.from_pandas(frame, preserve_index=False)
     fields = []
     for f in t.schema:
         unit = PULSE_UNITS.get(f.name.split("_cfc")[0], "")
