@@ -20,7 +20,7 @@ from jaxmedusa.core.status import Status
 from jaxmedusa.io.scenario_toml import load_scenario
 from jaxmedusa.io.tables import write_columns, write_pulse, write_trajectory
 from jaxmedusa.solver.save_grid import prev_of
-from jaxmedusa.solver.simulate import Samples, SimResult, cached_advance, init_metrics
+from jaxmedusa.solver.simulate import Samples, SimResult, cached_advance, cached_init_metrics
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 from jaxmedusa.solver.trackers import CombinedTracker
 
@@ -93,7 +93,7 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     tracker = CombinedTracker((StepCounts(), events, pulse_tracker))
 
     start = time.perf_counter()
-    metrics = init_metrics(batch, state, tracker)
+    metrics = cached_init_metrics(batch, state, tracker)
     chunks = []
     prev = prev_of(state)  # the state before the last accepted step, carried between chunks
     n_chunks = math.ceil(settings.n_samples / SLOTS_PER_CHUNK)

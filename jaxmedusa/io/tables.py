@@ -46,7 +46,7 @@ from jaxmedusa import __version__
 from jaxmedusa.core.safe_math import orientation_angles
 from jaxmedusa.core.status import status_label
 
-__all__ = ["write_trajectory", "trajectory_table", "scenarios_table", "write_table", "write_columns", "write_text", "umask", "read_table",
+__all__ = ["write_trajectory", "trajectory_table", "scenarios_table", "write_table", "write_columns", "arrow_array", "write_text", "umask", "read_table",
            "provenance", "git_commit", "metric_columns", "write_pulse", "COUNT_COLUMNS"]
 
 # Per-scenario step and contact counts after `steps` (analysis.step_counts, outcomes.SCENARIO_METRICS).
@@ -171,9 +171,22 @@ def write_table(table: pa.Table, path: str | Path, metadata: dict[str, str] | No
     return path
 
 
+def arrow_array(x) -> pa.Array:
+    """A 1-D numpy array (float, int or bool) as an Arrow array, built from its buffer. Why not
+    pa.array: its first call imports pandas (0.36 s, to look for pandas types), and `jaxmedusa
+    run` writes its tables without pandas. Equal to pa.array(x) (tests/io/test_tables_values.py)."""
+    x = np.asarray(x)
+    if x.ndim != 1:
+        raise ValueError(f"arrow_array: 1-D array expected, got shape {x.shape}")
+    if x.dtype == np.bool_:
+        return pa.Array.from_buffers(pa.bool_(), len(x), [None, pa.py_buffer(np.packbits(x, bitorder="little"))])
+    return pa.Array.from_buffers(pa.from_numpy_dtype(x.dtype), len(x), [None, pa.py_buffer(np.ascontiguousarray(x))])
+
+
 def write_columns(columns: dict, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
     """Write a table given as {name: 1-D array} (e.g. analysis.events.episode_columns)."""
-    return write_table(pa.table(columns), path, metadata)
+    return write_table(pa.Table.from_arrays([arrow_array(c) for c in columns.values()], names=list(columns)), path,
+                       metadata)
 
 
 def read_table(path: str | Path) -> pa.Table:
@@ -183,7 +196,8 @@ def read_table(path: str | Path) -> pa.Table:
 def write_pulse(frame, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
     """Write a crash pulse as Parquet, units in the field metadata (b"unit"): its columns
     (analysis.crash_pulse.pulse_columns, a dict of arrays) or its DataFrame (pulse_table)."""
-    t = pa.table(frame) if isinstance(frame, dict) else pa.Table.from_pandas(frame, preserve_index=False)
+    t = (pa.Table.from_arrays([arrow_array(c) for c in frame.values()], names=list(frame)) if isinstance(frame, dict)
+         else pa.Table.from_pandas(frame, preserve_index=False))
     fields = []
     for f in t.schema:
         unit = PULSE_UNITS.get(f.name.split("_cfc")[0], "")
@@ -234,7 +248,7 @@ def trajectory_table(samples, valid, ids=None, id_name: str = "sample_id") -> pa
             cols[f"w{i + 1}{j + 1}"] = W[:, j, i]
     cols["energy"] = take(samples.energy)
     cols["energy_medusa"] = take(samples.energy_medusa)
-    arrays = [pa.array(c) for c in cols.values()]
+    arrays = [arrow_array(c) for c in cols.values()]
     schema = pa.schema([_field(k, a.type) for k, a in zip(cols, arrays)])
     return pa.Table.from_arrays(arrays, schema=schema)
 
