@@ -8,11 +8,12 @@ contact events, the crash pulse, and all three (what `jaxmedusa run` carries). E
 the best of `--reps` compiled calls, wall and CPU seconds of this process (CPU above wall
 means XLA ran the loop body's operations on two threads), and vehicle-steps/s.
 
-Why the pulse costs more than its arithmetic: XLA's CPU runtime executes a loop body's
-operations one after the other on the calling thread only while every buffer they touch is
-at most 512 bytes; one larger buffer in the body (the pulse record: 2501 ticks x V x 3
-float64) makes it dispatch them concurrently on its thread pool, ~10 us more per step here.
-`--pulse-window 0.0005` (6 ticks, 288 bytes) shows it: the pulse then costs nothing.
+Before session 6 the pulse cost more than its arithmetic (2.5 s against 0.9 s without
+trackers): XLA's CPU runtime dispatched the loop body's operations one by one, on its thread
+pool as soon as one buffer exceeded 512 bytes (the pulse record: 2501 ticks x V x 3
+float64), and `--pulse-window 0.0005` (6 ticks, 288 bytes) showed it. Now that XLA compiles
+the time loop whole (jaxmedusa/core/xla_flags.py) every tracker costs a few per cent;
+`JAXMEDUSA_XLA_FLAGS=0 python benchmarks/tracker_cost.py` shows the old behaviour.
 """
 from __future__ import annotations
 

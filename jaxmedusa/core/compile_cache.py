@@ -7,7 +7,7 @@ same settings) can load it from disk instead. The `jaxmedusa` command turns the 
 or "no", or the command line says `--no-compile-cache`; a path in the variable replaces the
 default folder, which is $XDG_CACHE_HOME/jaxmedusa/jax (~/.cache/jaxmedusa/jax).
 Library users call `enable()` themselves (importing jaxmedusa changes no global setting
-except float64).
+except float64 and the XLA options of core/xla_flags.py).
 
 The cache is keyed by JAX on the program, the JAX/XLA version and the device, so a stale
 entry is never loaded; deleting the folder is always safe. Its subfolder `executables/` keeps

@@ -85,8 +85,9 @@ def batch_map(f, in_axes=0):
     """jax.vmap(f, in_axes) over the batch axis; for a batch of one, f on the squeezed item
     (outputs given their axis back). Why: vmap turns a write at a per-scenario index (a
     tracker's record rows, lax.dynamic_update_slice) into a batched scatter, which XLA's CPU
-    backend copies whole inside the while loop: with the crash pulse's record that was ~0.8 s
-    of the offset example's 2.5 s compiled run (benchmarks/RESULTS.md). The batch size is static."""
+    backend copies whole inside the while loop (with the crash pulse's record that was ~0.8 s
+    of the offset example's 2.5 s compiled run, benchmarks/RESULTS.md) and which keeps XLA
+    from compiling the loop whole (core/xla_flags.py). The batch size is static."""
 
     def call(*args):
         axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
