@@ -147,8 +147,8 @@ def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: 
         sums in the order of a scatter-add (x1 terms, then x2 terms, pair by pair), written
         out: a scatter keeps XLA from compiling the time loop whole (core/xla_flags.py)."""
         rows = []
-        for v in range(n):
-            parts = [x1[k] for k in np.flatnonzero(a == v)] + [x2[k] for k in np.flatnonzero(b == v)]
+        for vehicle in range(n):
+            parts = [x1[k] for k in np.flatnonzero(a == vehicle)] + [x2[k] for k in np.flatnonzero(b == vehicle)]
             rows.append(sum(parts[1:], parts[0]) if parts else jnp.zeros(x1.shape[1:], x1.dtype))
         return jnp.stack(rows)
 

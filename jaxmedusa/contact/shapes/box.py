@@ -53,7 +53,7 @@ def _box_ray_normal(a, h, R):
     n = normalize(sgn * e)
     rounded = jnp.sum(e > 1e-9 * R) >= 2
     i = order[0]  # face met first
-    face = jnp.where(jnp.arange(3) == i, sgn[i], 0.0)  # (no scatter: core/small_sort.py)
+    face = jnp.where(jnp.arange(3) == i, sgn[i], 0.0)  # (no scatter: core/xla_flags.py)
     psi = jnp.stack([safe_atan2(u[1], u[0]), safe_atan2(u[0], u[1]), safe_atan2(u[0], u[2])])[i]  # norm()
     return n, rounded, face, psi
 
