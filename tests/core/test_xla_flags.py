@@ -44,7 +44,11 @@ def _entry(hlo: str) -> str:
     return hlo[hlo.index("\nENTRY "):]
 
 
-@pytest.mark.skipif(jax.default_backend() != "cpu", reason="the options concern XLA's CPU backend")
+ON = pytest.mark.skipif(jax.default_backend() != "cpu" or os.environ.get(xla_flags.OFF_VARIABLE, "1").strip() == "0",
+                        reason="the options concern XLA's CPU backend, and were not turned off")
+
+
+@ON
 def test_this_process_runs_with_the_options_and_a_small_loop_compiles_whole():
     assert "xla_cpu_small_while_loop_byte_threshold" in os.environ.get("XLA_FLAGS", "")
 
@@ -59,7 +63,7 @@ def test_this_process_runs_with_the_options_and_a_small_loop_compiles_whole():
     assert not re.search(r"= \S+ while\(", _entry(hlo))
 
 
-@pytest.mark.skipif(jax.default_backend() != "cpu", reason="the options concern XLA's CPU backend")
+@ON
 def test_the_contact_time_loop_of_one_scenario_compiles_whole():
     """The offset example (two vehicles, MEDUSA law, superellipsoid contact): no while loop is
     left for the thunk runtime in the entry computation, and no YNNPACK fusion anywhere."""
