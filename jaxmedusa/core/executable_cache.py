@@ -12,9 +12,10 @@ next, load the executable and call it: no tracing, no lowering, no cache lookup.
 The key is a SHA-256 of everything the executable depends on: the source of every module of
 the jaxmedusa package (any edit invalidates every entry), the JAX and jaxlib versions, the
 backend, its device kind and the host CPU's feature flags (an executable holds machine code
-for this CPU), the XLA options (XLA_FLAGS, core/xla_flags.py), float64 on or off, the function's name, the repr of every static argument
-(Settings and trackers are frozen dataclasses whose repr lists every field), and the tree
-structure (static pytree fields included), shapes and dtypes of the array arguments. A stale
+for this CPU), the XLA options (XLA_FLAGS, core/xla_flags.py), float64 on or off, the
+function's name, the repr of every static argument (Settings and trackers are frozen
+dataclasses whose repr lists every field), and the tree structure (static pytree fields
+included), shapes and dtypes of the array arguments. A stale
 entry can therefore not be found; deleting the folder is always safe. Anything unexpected
 (a corrupt file, an executable the runtime refuses, arrays on several devices) falls back to
 compiling again or to the plain jitted call.
@@ -94,7 +95,8 @@ def _key(name: str, static: dict, tree, leaves) -> str:
     if memo not in _keys:  # (a study calls `advance` ~60 times: hash the long strings once)
         device = jax.devices()[0]
         parts = [_source_digest(), jax.__version__, jaxlib.__version__, device.platform, device.device_kind,
-                 _host_cpu(), os.environ.get("XLA_FLAGS", ""), str(jax.config.jax_enable_x64), name, repr(memo[2]), str(tree), repr(list(shapes))]
+                 _host_cpu(), os.environ.get("XLA_FLAGS", ""), str(jax.config.jax_enable_x64), name, repr(memo[2]),
+                 str(tree), repr(list(shapes))]
         _keys[memo] = hashlib.sha256("\n".join(parts).encode()).hexdigest()
     return _keys[memo]
 

@@ -46,8 +46,9 @@ from jaxmedusa import __version__
 from jaxmedusa.core.safe_math import orientation_angles
 from jaxmedusa.core.status import status_label
 
-__all__ = ["write_trajectory", "trajectory_table", "scenarios_table", "write_table", "write_columns", "arrow_array", "write_text", "umask", "read_table",
-           "provenance", "git_commit", "metric_columns", "write_pulse", "COUNT_COLUMNS"]
+__all__ = ["write_trajectory", "trajectory_table", "scenarios_table", "write_table", "write_columns", "columns_table",
+           "arrow_array", "write_text", "umask", "read_table", "provenance", "git_commit", "metric_columns",
+           "write_pulse", "COUNT_COLUMNS"]
 
 # Per-scenario step and contact counts after `steps` (analysis.step_counts, outcomes.SCENARIO_METRICS).
 COUNT_COLUMNS = ("rejected_steps", "contact_steps", "contact_runs", "episodes")
@@ -183,21 +184,24 @@ def arrow_array(x) -> pa.Array:
     return pa.Array.from_buffers(pa.from_numpy_dtype(x.dtype), len(x), [None, pa.py_buffer(np.ascontiguousarray(x))])
 
 
+def columns_table(columns: dict) -> pa.Table:
+    """An Arrow table from {name: 1-D numpy array} (arrow_array: no pandas import)."""
+    return pa.Table.from_arrays([arrow_array(c) for c in columns.values()], names=list(columns))
+
+
 def write_columns(columns: dict, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
     """Write a table given as {name: 1-D array} (e.g. analysis.events.episode_columns)."""
-    return write_table(pa.Table.from_arrays([arrow_array(c) for c in columns.values()], names=list(columns)), path,
-                       metadata)
+    return write_table(columns_table(columns), path, metadata)
 
 
 def read_table(path: str | Path) -> pa.Table:
     return pq.read_table(path)
 
 
-def write_pulse(frame, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
-    """Write a crash pulse as Parquet, units in the field metadata (b"unit"): its columns
-    (analysis.crash_pulse.pulse_columns, a dict of arrays) or its DataFrame (pulse_table)."""
-    t = (pa.Table.from_arrays([arrow_array(c) for c in frame.values()], names=list(frame)) if isinstance(frame, dict)
-         else pa.Table.from_pandas(frame, preserve_index=False))
+def write_pulse(columns: dict, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
+    """Write a crash pulse (analysis.crash_pulse.pulse_columns, {name: 1-D array}) as Parquet,
+    units in the field metadata (b"unit")."""
+    t = columns_table(columns)
     fields = []
     for f in t.schema:
         unit = PULSE_UNITS.get(f.name.split("_cfc")[0], "")
