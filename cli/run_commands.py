@@ -9,6 +9,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from jaxmedusa.analysis.equilibrium import pitch_deg, solve_equilibrium, with_equilibrium
+from jaxmedusa.contact.stage import shape_name
 from jaxmedusa.core.status import Status
 from jaxmedusa.io.asc import write_asc
 from jaxmedusa.io.medusa_files import MedusaInputError, read_models, write_model_block
@@ -26,6 +27,11 @@ def run(
     save_every: Optional[float] = typer.Option(None, "--save-every", "-s", help="Save interval [s] (MEDUSA -s, default 0.01)."),
     out: Path = typer.Option(Path("results"), "--out", "-o", help="Results root; tables go to OUT/<name>/."),
     asc: bool = typer.Option(False, "--asc", help="Also write MEDUSA's director/velocity/energy/path.asc to OUT/<name>/."),
+    contact_law: Optional[str] = typer.Option(None, "--contact-law", help="medusa | physical | crush "
+                                              "(default: the scenario's, else medusa; docs/crash-law.md)."),
+    contact_geometry: Optional[str] = typer.Option(None, "--contact-geometry", help="medusa_search | superellipsoid | "
+                                                   "ellipsoid | box (default: the scenario's, else the law's: "
+                                                   "medusa_search for medusa, superellipsoid for the others)."),
 ) -> None:
     """Simulate one scenario and write OUT/<name>/trajectory.parquet."""
     path = path or DEFAULT_EXAMPLE
@@ -36,14 +42,16 @@ def run(
         task = bar.add_task("run", total=1.0)
         try:
             result = run_scenario(path, end_time=end_time, dt=dt, save_every=save_every, out_root=out,
-                                  progress=lambda f: bar.update(task, completed=min(f, 1.0)))
+                                  progress=lambda f: bar.update(task, completed=min(f, 1.0)),
+                                  contact_law=contact_law, contact_geometry=contact_geometry)
         except (MedusaInputError, ValueError) as exc:
             fail(str(exc))
     s = result.settings
     clock = result.result.final.clock
     status = Status(int(clock.status[0]))
     console.print(f"[bold]{result.scenario.name}[/]: {len(result.scenario.vehicles)} vehicle(s), "
-                  f"t = {s.end_time:g} s, dt = {s.dt:g} s, save every {s.save_every:g} s; "
+                  f"t = {s.end_time:g} s, dt = {s.dt:g} s, save every {s.save_every:g} s, "
+                  f"contact law {s.contact_law} on shape {shape_name(s)}; "
                   f"{int(clock.steps[0])} steps in {result.wall_time:.2f} s wall; status [bold]{status.label}[/]"
                   + ("" if status == Status.OK else f" ({status.message})"))
     c = result.counts

@@ -13,11 +13,13 @@ from jaxmedusa.analysis.crash_pulse import PulseTracker, pulse_columns, ticks_fo
 from jaxmedusa.analysis.events import ContactEventTracker, episode_columns
 from jaxmedusa.analysis.step_counts import StepCounts, counts_dict
 from jaxmedusa.build import build_batch
+from jaxmedusa.contact.stage import shape_name
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.safe_math import heading
 from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.core.status import Status
 from jaxmedusa.io.scenario_toml import load_scenario
+from jaxmedusa.io.validation import NAMED_SETTINGS
 from jaxmedusa.io.tables import write_columns, write_pulse, write_trajectory
 from jaxmedusa.solver.save_grid import prev_of
 from jaxmedusa.solver.simulate import Samples, SimResult, cached_advance, cached_init_metrics
@@ -48,10 +50,16 @@ class RunOutput:
 
 
 def make_settings(config: dict, **overrides) -> Settings:
-    """Settings from defaults < a TOML [simulation] table < explicit overrides (None = unset)."""
+    """Settings from defaults < a TOML [simulation] table < explicit overrides (None = unset).
+
+    A named override (contact_law, contact_geometry, step_control) that no registry holds
+    raises UnknownNameError (a ValueError) listing the valid names."""
     allowed = {f.name for f in fields(Settings)}
     values = {k: v for k, v in config.items() if k in allowed}
     values.update({k: v for k, v in overrides.items() if v is not None})
+    for key, registry in NAMED_SETTINGS.items():
+        if overrides.get(key) is not None:
+            registry.resolve(overrides[key], where=f"option {key}")
     settings = Settings(**values)
     for key in ("end_time", "dt", "save_every"):
         if not getattr(settings, key) > 0:
@@ -68,7 +76,8 @@ def _any_running(state, settings: Settings) -> bool:
 
 def run_scenario(path: str | Path, end_time: float | None = None, dt: float | None = None,
                  save_every: float | None = None, out_root: str | Path | None = "results",
-                 progress=None, tracker=None) -> RunOutput:
+                 progress=None, tracker=None, contact_law: str | None = None,
+                 contact_geometry: str | None = None) -> RunOutput:
     """Load, simulate and (if out_root is not None) write results/<name>/trajectory.parquet.
 
     `progress(done_fraction)` is called between jitted chunks when given. Every run counts
@@ -78,10 +87,13 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     record contact episodes (events.py) and write results/<name>/contact_events.parquet; runs
     in which something can be hit (two vehicles, or a barrier) record the crash pulse
     (analysis/crash_pulse.py, `RunOutput.pulse`) and write results/<name>/crash_pulse.parquet.
-    `result.metrics` are the events' (or the given tracker's) metrics.
+    `result.metrics` are the events' (or the given tracker's) metrics. `contact_law` and
+    `contact_geometry` (names of LAWS and SHAPES) override the scenario's [simulation] table;
+    with neither, a MEDUSA folder runs the MEDUSA law with its default shape (medusa_search).
     """
     scenario, config = load_scenario(path)
-    settings = make_settings(config, end_time=end_time, dt=dt, save_every=save_every)
+    settings = make_settings(config, end_time=end_time, dt=dt, save_every=save_every,
+                             contact_law=contact_law, contact_geometry=contact_geometry)
     batch, state = build_batch([scenario], dt=settings.dt)
     if tracker is None and len(scenario.vehicles) > 1:
         tracker = ContactEventTracker()
@@ -143,11 +155,11 @@ def run_metadata(scenario: Scenario, settings: Settings, batch, counts: dict | N
     return {
         "jaxmedusa.scenario": scenario.name,
         "jaxmedusa.vehicles": vehicles,
-        "jaxmedusa.contact_shape": dict(kind=settings.contact_geometry, eps1=float(np.asarray(batch.contact.eps1)[0]),
+        "jaxmedusa.contact_shape": dict(kind=shape_name(settings), eps1=float(np.asarray(batch.contact.eps1)[0]),
                                         eps2=float(np.asarray(batch.contact.eps2)[0])),
         "jaxmedusa.road": None if road is None else [list(map(float, p)) for p in road],
         "jaxmedusa.settings": dict(end_time=settings.end_time, dt=settings.dt, save_every=settings.save_every,
-                                   contact_law=settings.contact_law, contact_geometry=settings.contact_geometry),
+                                   contact_law=settings.contact_law, contact_geometry=shape_name(settings)),
         **({} if counts is None else {"jaxmedusa.counts": counts}),
     }
 

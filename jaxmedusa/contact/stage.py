@@ -6,11 +6,11 @@ in `core.state.pair_indices` order; the generalized terms of simultaneous contac
 summed per vehicle.
 
 The law and the shape are named by the static `Settings.contact_law` and
-`Settings.contact_geometry` and resolved here, once per compilation, through LAWS and
-SHAPES: "medusa" is vehicle.c's accumulated-multiplier law, updated on every attempt in
-contact, including attempts that main.c then redoes with a smaller step; "physical" is a
-spring-damper normal force through the mass matrix; "crush" the calibrated crush law
-(its permanent crush is the pair state's `crush`).
+`Settings.contact_geometry` (None: the law's default shape, `shape_name`) and resolved here,
+once per compilation, through LAWS and SHAPES: "medusa" is vehicle.c's accumulated-multiplier
+law, updated on every attempt in contact, including attempts that main.c then redoes with a
+smaller step; "physical" is a spring-damper normal force through the mass matrix; "crush"
+the calibrated crush law (its permanent crush is the pair state's `crush`).
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from jaxmedusa.contact.types import ContactTerms, Motion, PairGeometry, PairInfo
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.state import PairState, pair_indices
 
-__all__ = ["contact_stage", "no_contact", "batch_geometry", "scenario_geometry", "uses_contact",
+__all__ = ["contact_stage", "no_contact", "batch_geometry", "scenario_geometry", "uses_contact", "shape_name",
            "CONTACT_RESIDUAL_TOL", "SKIP_RADIUS_FACTOR"]
 
 # A pair in contact whose contact-point solver residual (sine of the angle between the two
@@ -38,6 +38,17 @@ CONTACT_RESIDUAL_TOL = 1e-2
 SKIP_RADIUS_FACTOR = 1.3
 
 
+def shape_name(settings: Settings) -> str:
+    """The contact shape a run uses: Settings.contact_geometry, or the law's default shape."""
+    if settings.contact_geometry is not None:
+        return settings.contact_geometry
+    return LAWS.resolve(settings.contact_law, where="Settings.contact_law").default_shape
+
+
+def _shape(settings: Settings):
+    return SHAPES.resolve(shape_name(settings), where="Settings.contact_geometry")
+
+
 def scenario_geometry(batch_item, r_pred, F_pred, warm, settings: Settings) -> PairGeometry:
     """Contact geometry of every pair of one scenario (leaves [P, ...])."""
     a, b = pair_indices(r_pred.shape[0])
@@ -45,7 +56,7 @@ def scenario_geometry(batch_item, r_pred, F_pred, warm, settings: Settings) -> P
     # The law chooses its broad phase: MEDUSA's bounding sphere (largest semi-axis) misses
     # corner contacts until the surfaces overlap; the physical law uses enclosing spheres.
     broad = LAWS.resolve(settings.contact_law, where="Settings.contact_law").broad_phase
-    shape = SHAPES.resolve(settings.contact_geometry, where="Settings.contact_geometry")
+    shape = _shape(settings)
     if shape.geometry is not None:  # a shape with its own search (contact.types.Shape.geometry)
         one = shape.geometry
     else:
@@ -56,7 +67,7 @@ def scenario_geometry(batch_item, r_pred, F_pred, warm, settings: Settings) -> P
 
 def _own_search(settings: Settings) -> bool:
     """Whether the shape runs its own search, whose state `warm` lives across steps."""
-    return SHAPES.resolve(settings.contact_geometry, where="Settings.contact_geometry").geometry is not None
+    return _shape(settings).geometry is not None
 
 
 def _far_apart(batch_item, r_pred, warm) -> PairGeometry:
@@ -83,7 +94,7 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     dist = jnp.linalg.norm(r_pred[:, b] - r_pred[:, a], axis=-1)
     flat = lambda x: x.reshape((bsz * npair,) + x.shape[2:])  # noqa: E731  [B, P, ...] -> [B P, ...]
     unflat = lambda x: x.reshape((bsz, npair) + x.shape[1:])  # noqa: E731
-    shape = SHAPES.resolve(settings.contact_geometry, where="Settings.contact_geometry")
+    shape = _shape(settings)
     if shape.geometry is not None:
         # A shape with its own search (medusa_search) runs it on the pairs whose enclosing
         # spheres overlap (a superset of contact.c's bounding-sphere test: 1.3 |A| >= max(A)),

@@ -178,6 +178,8 @@ class ContactLaw:
     shrink_on_contact: whether contact asks the step control to redo the step with a
         smaller dt (MEDUSA's rule, which its multiplier law needs); False: the law's answer
         does not depend on it and the steps stay at dt.
+    default_shape: the contact shape (a name of contact.shapes.SHAPES) the law uses when
+        the settings name none (`Settings.contact_geometry = None`).
     """
 
     name: str
@@ -185,3 +187,4 @@ class ContactLaw:
     broad_phase: str = "medusa"
     wall_terms: Callable | None = None
     shrink_on_contact: bool = True
+    default_shape: str = "superellipsoid"

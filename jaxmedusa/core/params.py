@@ -148,7 +148,9 @@ class Settings:
     "crush"; a law that does not shrink the step on contact, as "crush", makes the
     "medusa" step control take constant steps),
     contact_geometry a shape of contact.shapes.SHAPES ("superellipsoid", "ellipsoid", "box",
-    "medusa_search": contact.c's own search, for the MEDUSA law).
+    "medusa_search": contact.c's own search), or None for the law's default shape
+    (ContactLaw.default_shape: "medusa_search" for "medusa", "superellipsoid" for the others;
+    contact.stage.shape_name gives the name in use).
     Names are checked where they are read (files, CLI) and resolved once per compilation.
     """
 
@@ -162,7 +164,7 @@ class Settings:
     tires: bool = True
     contact: bool = True
     contact_law: str = "medusa"
-    contact_geometry: str = "superellipsoid"
+    contact_geometry: str | None = None
     step_control: str = "medusa"
 
     def __post_init__(self):
@@ -193,7 +195,8 @@ class Settings:
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 fail(name, "true or false")
         for name in ("contact_law", "contact_geometry", "step_control"):
-            if not isinstance(getattr(self, name), str):
+            value = getattr(self, name)
+            if not isinstance(value, str) and not (name == "contact_geometry" and value is None):
                 fail(name, "a name (string)")
         if self.n_samples > 10_000_000:  # the sample buffer is [B, S, ...]: this many rows is a mistake
             fail("save_every", f"a save interval giving at most 1e7 samples up to end_time {self.end_time:g} s")

@@ -85,7 +85,8 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
     dt = 5e-5                         # [s], MEDUSA -d
     save_every = 0.01                 # [s], MEDUSA -s
     contact_law = "medusa"            # "medusa" | "physical" | "crush" (docs/crash-law.md)
-    contact_geometry = "superellipsoid"  # "superellipsoid" | "ellipsoid" | "box" | "medusa_search"
+    contact_geometry = "superellipsoid"  # "superellipsoid" | "ellipsoid" | "box" | "medusa_search";
+                                      # absent: the law's default ("medusa_search" for "medusa")
     tires = true
     # (every other field of core.params.Settings is accepted too, e.g. dt_min, contact, step_control)
 

@@ -87,7 +87,7 @@ def simulation_settings(t, err: InputErrors) -> dict:
             value = err.number(value, where)
             if value <= 0:
                 err.fail(where, f"a number > 0 expected, got {value:g}")
-        elif isinstance(default, str):
+        elif isinstance(default, str) or key in NAMED_SETTINGS:
             value = err.string(value, where)
             registry = NAMED_SETTINGS.get(key)
             if registry is not None and value not in registry:

@@ -21,7 +21,8 @@ Study file (TOML; every key is checked, errors name the key):
     save_every = 0.01                     # [s], trajectory sample interval
     contact_law = "crush"                 # "medusa" | "physical" | "crush" (docs/crash-law.md); no dt and
                                           # no step_control: solver.step_control.SMOOTH_LAW_STEP's
-    contact_geometry = "superellipsoid"   # "superellipsoid" | "ellipsoid" | "box" | "medusa_search"
+    contact_geometry = "superellipsoid"   # "superellipsoid" | "ellipsoid" | "box" | "medusa_search";
+                                          # absent: the law's default ("medusa_search" for "medusa")
 
     [contact]                             # base contact parameters (core.params.CONTACT_DEFAULTS)
     p1 = 2e4                              # p1, p2, stiffness, damping, eps1, eps2; the crush law's

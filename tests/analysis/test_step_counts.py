@@ -117,7 +117,8 @@ def test_run_counts_medusa_rule_before_contact(tmp_path):
     import json
 
     advance.clear_cache()
-    out = run_scenario(EXAMPLES / "offset", end_time=1.0, save_every=0.1, out_root=tmp_path)
+    out = run_scenario(EXAMPLES / "offset", end_time=1.0, save_every=0.1, out_root=tmp_path,
+                       contact_geometry="superellipsoid")  # the rule is the shape's business only after contact
     assert advance._cache_size() == 1  # one compiled loop for every chunk of the run
     n = _main_c_steps(1.0, 5e-5)
     assert n in (20000, 20001)  # T / dt, or one more if the summed t ends just below T

@@ -16,6 +16,8 @@ def test_run_writes_trajectory_table(tmp_path):
     assert (table["vehicle"] == 1).all()
     assert table["x"].iloc[-1] == pytest.approx(2.2, rel=1e-9)  # 22 m/s free rolling for 0.1 s
     assert "status ok" in result.output
+    # a MEDUSA folder names no shape: the MEDUSA law's own, contact.c's search
+    assert "contact law medusa on shape medusa_search" in " ".join(result.output.split())
     t, n = 0.0, 0  # main.c's `while (t <= t2) t += dt` in doubles: the steps MEDUSA's rule takes
     while t <= 0.1:
         t, n = t + 5e-5, n + 1
@@ -32,3 +34,14 @@ def test_run_reports_bad_input_without_traceback(tmp_path):
     assert result.exit_code == 2
     assert "platoon.dat" in result.output and "line 2" in result.output
     assert "Traceback" not in result.output
+
+
+def test_run_rejects_unknown_contact_names(tmp_path):
+    for option, kind, valid in (("--contact-law", "contact law", "medusa, physical, crush"),
+                                ("--contact-geometry", "contact shape", "superellipsoid, ellipsoid, box")):
+        result = CliRunner().invoke(app, ["run", str(EXAMPLES / "straight"), "-t", "0.01", option, "soft",
+                                          "--out", str(tmp_path)])
+        out = " ".join(result.output.split())
+        assert result.exit_code == 2, result.output
+        assert f"unknown {kind} 'soft'" in out and valid in out and "Traceback" not in out
+    assert not (tmp_path / "straight").exists()  # nothing ran

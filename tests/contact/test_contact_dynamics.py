@@ -30,7 +30,8 @@ def rear_end(model, other=None, gap=0.05, offset=0.4):
 
 
 def run(scenario, **kw):
-    settings = Settings(**kw)
+    # the analytic superellipsoid shape: compiles in seconds (medusa_search, the MEDUSA law's default, ~85 s)
+    settings = Settings(**{"contact_geometry": "superellipsoid", **kw})
     batch, state = build_batch([scenario], dt=settings.dt)
     return simulate(batch, state, settings, tracker=ContactEventTracker()), settings
 
@@ -64,7 +65,7 @@ def test_step_size_shrinks_in_contact_and_recovers(models):
     steps after the last rejection, then grows by 1.1 per step without contact back to 5e-5."""
     from step_trace import SMALLEST, DtHistory, check_main_c_rules, history
 
-    settings = Settings(end_time=0.3, save_every=0.01, tires=False)
+    settings = Settings(end_time=0.3, save_every=0.01, tires=False, contact_geometry="superellipsoid")
     batch, state = build_batch([rear_end(models[0])], dt=settings.dt)
     res = simulate(batch, state, settings, tracker=DtHistory(size=8192))
     assert int(res.final.clock.status[0]) == Status.OK

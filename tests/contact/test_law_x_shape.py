@@ -13,7 +13,7 @@ import pytest
 from jaxmedusa.build import build_batch
 from jaxmedusa.contact.laws import LAWS
 from jaxmedusa.contact.shapes import SHAPES
-from jaxmedusa.contact.stage import contact_stage
+from jaxmedusa.contact.stage import contact_stage, shape_name
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.pytree import replace
 from jaxmedusa.core.scenario import Scenario, VehicleSpec
@@ -86,3 +86,14 @@ def test_unknown_names_fail_when_the_stage_is_built(models):
         stage(batch, state, Settings(contact_law="soft"))
     with pytest.raises(ValueError, match="unknown contact shape 'sphere'; valid: superellipsoid, ellipsoid, box"):
         stage(batch, state, dataclasses.replace(Settings(), contact_geometry="sphere"))
+
+
+def test_each_law_has_a_registered_default_shape():
+    """No shape named: the MEDUSA law runs contact.c's own search (what reproduces the
+    original program), the other laws the analytic superellipsoid; a named shape wins."""
+    assert shape_name(Settings()) == "medusa_search"
+    assert shape_name(Settings(contact_law="physical")) == "superellipsoid"
+    assert shape_name(Settings(contact_law="crush")) == "superellipsoid"
+    assert shape_name(Settings(contact_geometry="box")) == "box"
+    for law in LAWS.names():
+        assert LAWS.resolve(law).default_shape in SHAPES

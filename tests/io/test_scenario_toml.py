@@ -137,7 +137,7 @@ def test_folder_and_dat_and_default_toml():
     plain = read_medusa_folder(STUDIES / "offset")
     assert (s.models, s.vehicles) == (plain.models, plain.vehicles)
     assert s.road.points is None  # [road] flat = true: the report's plane road
-    assert settings == {"end_time": 3.0}
+    assert settings == {"end_time": 3.0, "contact_geometry": "superellipsoid"}  # the fast shape, named
 
 
 def test_evade_scenario_toml():

@@ -24,7 +24,7 @@ from jaxmedusa.core.status import Status
 
 from step_trace import far_apart, rear_end
 
-SETTINGS = Settings(end_time=0.06, save_every=0.01, tires=False)
+SETTINGS = Settings(end_time=0.06, save_every=0.01, tires=False, contact_geometry="superellipsoid")
 NAN_AT = 0.02  # [s]
 
 

@@ -22,7 +22,8 @@ def saved(res, field, b=0):
 
 
 def run(scenarios, **kw):
-    settings = Settings(**kw)
+    # the analytic superellipsoid shape: compiles in seconds (medusa_search, the MEDUSA law's default, ~85 s)
+    settings = Settings(**{"contact_geometry": "superellipsoid", **kw})
     batch, state = build_batch(scenarios if isinstance(scenarios, list) else [scenarios], dt=settings.dt)
     return simulate(batch, state, settings)
 
@@ -127,7 +128,7 @@ def test_padded_vehicles_do_not_change_results(models):
     from jaxmedusa.core.scenario import Scenario
     one = single(models[0], speed=20.0, steering_deg=1.0)
     two = Scenario("two", [models[0]], [one.vehicles[0], replace(one.vehicles[0], y=50.0)])
-    settings = Settings(end_time=0.2, save_every=0.05)
+    settings = Settings(end_time=0.2, save_every=0.05, contact_geometry="superellipsoid")
     batch, state = build_batch([one, two], dt=settings.dt)  # `one` is padded to 2 vehicles
     assert np.asarray(batch.valid).tolist() == [[True, False], [True, True]]
     res = simulate(batch, state, settings)
@@ -137,7 +138,7 @@ def test_padded_vehicles_do_not_change_results(models):
 
 def test_nan_scenario_is_flagged_and_neighbours_unaffected(models):
     good = single(models[0], speed=20.0, steering_deg=2.0)
-    settings = Settings(end_time=0.1, save_every=0.05)
+    settings = Settings(end_time=0.1, save_every=0.05, contact_geometry="superellipsoid")
     batch, state = build_batch([good, good, good], dt=settings.dt)
     # the builder rejects a NaN speed (bad input), so the NaN goes into the built state:
     # scenario 1's forward velocity
@@ -153,7 +154,7 @@ def test_nan_scenario_is_flagged_and_neighbours_unaffected(models):
 
 def test_gradient_through_the_run_is_finite_and_matches_finite_differences(models):
     # Forward-mode derivative of the final lateral position w.r.t. the steering angle.
-    settings = Settings(end_time=0.3, save_every=0.1)
+    settings = Settings(end_time=0.3, save_every=0.1, contact_geometry="superellipsoid")
 
     def final_y(delta_deg):
         sc = single(models[0], speed=20.0)
@@ -173,7 +174,7 @@ def test_fixed_step_path_gives_reverse_mode_gradients(models):
     # jax.grad cannot pass the adaptive while_loop; the fixed-step scan path serves reverse mode.
     from jaxmedusa.solver.simulate import simulate_fixed
 
-    settings = Settings(end_time=0.2, save_every=0.1)
+    settings = Settings(end_time=0.2, save_every=0.1, contact_geometry="superellipsoid")
     batch, state = build_batch([single(models[0], speed=20.0, steering_deg=1.0)], dt=settings.dt)
     adaptive = simulate(batch, state, settings, record=False).final
     fixed = simulate_fixed(batch, state, settings)

@@ -48,7 +48,7 @@ def test_the_original_trace_follows_the_rules():
 
 @pytest.fixture(scope="module")
 def mixed(models):
-    settings = Settings(end_time=0.06, save_every=0.01, tires=False)
+    settings = Settings(end_time=0.06, save_every=0.01, tires=False, contact_geometry="superellipsoid")
     both = simulate(*build_batch([rear_end(models[0]), far_apart(models[0])], dt=settings.dt), settings,
                     tracker=DtHistory())
     return both, settings

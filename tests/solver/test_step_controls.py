@@ -63,7 +63,7 @@ def test_end_rules():
 @pytest.fixture(scope="module")
 def offset_run(examples):
     scenario, _ = load_scenario(examples / "offset")
-    settings = Settings(end_time=1.0, save_every=0.05)
+    settings = Settings(end_time=1.0, save_every=0.05, contact_geometry="superellipsoid")
     batch, state = build_batch([scenario], dt=settings.dt)
     return batch, state, settings
 

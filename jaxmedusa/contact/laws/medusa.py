@@ -64,5 +64,8 @@ def wall_terms(wall, gamma, dmax, m, p, cp):
     return gamma_new, terms, jnp.abs(gamma_new[1]) * p.mass, overlap_crush(wall.touching, wall.depth, dmax)
 
 
-# MEDUSA's bounding spheres (largest semi-axis) as contact.c's broad phase.
-LAW = ContactLaw(name="medusa", pair_terms=pair_terms, broad_phase="medusa", wall_terms=wall_terms)
+# MEDUSA's bounding spheres (largest semi-axis) as contact.c's broad phase. The default
+# shape is contact.c's own search: the program's collision outcome is made of that search's
+# answers (docs/medusa-search.md); the other shapes stay as options.
+LAW = ContactLaw(name="medusa", pair_terms=pair_terms, broad_phase="medusa", wall_terms=wall_terms,
+                 default_shape="medusa_search")
