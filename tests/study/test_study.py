@@ -327,3 +327,18 @@ def test_merge_small_with_trajectories_and_show(tmp_path):
 
     res = CliRunner().invoke(app, ["show", str(tmp_path)])
     assert res.exit_code == 0 and "merge: 3 of 3" in res.output and "ok 3" in res.output, res.output
+
+
+def test_default_chunk_size_follows_the_cpu_cost_model():
+    """auto_batch_size by hand: two vehicles, 3 s at MEDUSA's dt 5e-5 s = 60,000 steps of
+    2 x 2e-6 s + 1 pair x 4e-5 s = 2.64 s a scenario, so 60 s // 2.64 s = 22 a chunk; without
+    contact 60 s // 0.24 s = 250; MEDUSA's own search one a chunk; GPU 4096 whatever the law."""
+    from jaxmedusa.core.params import Settings
+
+    analytic = Settings(end_time=3.0, contact_geometry="superellipsoid")
+    assert runner_mod.auto_batch_size(1000, backend="cpu", settings=analytic) == 22
+    assert runner_mod.auto_batch_size(10, backend="cpu", settings=analytic) == 10  # never more than the study
+    assert runner_mod.auto_batch_size(1000, backend="cpu", settings=Settings(end_time=3.0, contact=False)) == 250
+    assert runner_mod.auto_batch_size(1000, backend="cpu", settings=Settings(end_time=3.0)) == 1  # medusa_search
+    assert runner_mod.auto_batch_size(1000, n_devices=2, backend="cpu", settings=Settings(end_time=3.0)) == 2
+    assert runner_mod.auto_batch_size(10_000, backend="gpu", settings=Settings(end_time=3.0)) == 4096
