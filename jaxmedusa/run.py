@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import jax
@@ -61,6 +61,7 @@ def make_settings(config: dict, **overrides) -> Settings:
         if overrides.get(key) is not None:
             registry.resolve(overrides[key], where=f"option {key}")
     settings = Settings(**values)
+    settings = replace(settings, contact_geometry=shape_name(settings))  # the law's default, by name
     for key in ("end_time", "dt", "save_every"):
         if not getattr(settings, key) > 0:
             raise ValueError(f"{key} must be positive, got {getattr(settings, key)}")

@@ -59,6 +59,7 @@ from jaxmedusa.core.params import Settings
 from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.io.medusa_files import MedusaInputError
 from jaxmedusa.io.validation import InputErrors, read_toml
+from jaxmedusa.study.gradients import check_differentiable
 from jaxmedusa.study.parse import study_from_dict
 from jaxmedusa.study.spec import Target
 
@@ -175,6 +176,7 @@ def fit_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<fit>",
         spread = t.get("spread", max(0.1 * abs(init), 1.0))
         unknowns.append(Unknown(name=p.name, path=target.path, target=target, initial=init,
                                 bounds=tuple(t["bounds"]) if "bounds" in t else None, spread=spread))
+    check_differentiable(study.settings, len(study.base.vehicles), "fits", err.fail)  # Levenberg-Marquardt's Jacobian
     observations = _observations(data.get("observations"), study.base, study.settings, err)
     return FitSpec(name=study.name, base=study.base, settings=study.settings, unknowns=unknowns,
                    observations=observations, options=options, tire=study.tire, contact=study.contact,

@@ -32,13 +32,16 @@ import numpy as np
 
 from jaxmedusa.analysis.outcomes import VEHICLE_METRICS, Outcomes, summarize_batch
 from jaxmedusa.build import build_batch
+from jaxmedusa.contact.shapes import SHAPES
+from jaxmedusa.contact.stage import shape_name
 from jaxmedusa.core.params import Settings
 from jaxmedusa.io.tables import METRIC_UNITS, metric_columns
 from jaxmedusa.solver.simulate import simulate
 from jaxmedusa.study.perturb import scenario_for
 from jaxmedusa.study.spec import Study
 
-__all__ = ["GRADIENT_METRICS", "gradient_column", "output_columns", "check_gradients", "chunk_gradients",
+__all__ = ["GRADIENT_METRICS", "gradient_column", "output_columns", "check_gradients", "check_differentiable",
+           "chunk_gradients",
            "run_batch_jvp", "parameter_unit", "gradient_units", "REL_STEP"]
 
 # Metrics with a derivative (floats); counts, flags and clock hours are left out.
@@ -101,6 +104,18 @@ def check_gradients(of, wrt, parameters, n_vehicles: int, fail):
         if name not in cont:
             fail("outputs.gradients.wrt", f"unknown or non-continuous parameter {name!r}; valid (parameters with a "
                  f"uniform, normal or truncnormal distribution): {', '.join(cont) or 'none'}")
+
+
+def check_differentiable(settings: Settings, n_vehicles: int, what: str, fail) -> None:
+    """Calls fail("simulation.contact_geometry", message) when vehicles can touch and the
+    run's contact shape has its own search (medusa_search): a branchy search of bounded loops whose answers flicker
+    between attempts has no useful derivative, so `what` (gradient columns, a fit) would
+    be computed from noise."""
+    name = shape_name(settings)
+    if n_vehicles > 1 and settings.contact and SHAPES.resolve(name, where="simulation.contact_geometry").geometry is not None:
+        fail("simulation.contact_geometry", f"{what} need derivatives through contact, and the shape {name!r} "
+             "(MEDUSA's own search, the MEDUSA law's default) has none: name an analytic shape "
+             "(contact_geometry = \"superellipsoid\"), or use the physical or crush law")
 
 
 def _split(tree):

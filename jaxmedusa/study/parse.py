@@ -91,6 +91,7 @@ import re
 from pathlib import Path
 
 from jaxmedusa.analysis.outcomes import VEHICLE_METRICS
+from jaxmedusa.contact.stage import shape_name
 from jaxmedusa.core.params import CONTACT_DEFAULTS, Settings
 from jaxmedusa.core.scenario import ModelSpec, Scenario
 from jaxmedusa.io.scenario_toml import load_scenario, scenario_from_dict
@@ -98,7 +99,7 @@ from jaxmedusa.io.validation import InputErrors, read_toml, simulation_settings
 from jaxmedusa.physics.tire.calspan import GOODYEAR_185SR14
 from jaxmedusa.solver.step_control import SMOOTH_LAW_STEP
 from jaxmedusa.study.design import SAMPLERS, design
-from jaxmedusa.study.gradients import check_gradients
+from jaxmedusa.study.gradients import check_differentiable, check_gradients
 from jaxmedusa.study.perturb import scenario_for, scenarios_for
 from jaxmedusa.study.spec import (METRIC_GROUPS, Distribution, Outputs, Parameter, Sampler, Study, StudyError, Target,
                                   check_contact)
@@ -161,6 +162,9 @@ def study_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<stud
     smooth = SMOOTH_LAW_STEP.get(sim.get("contact_law", "medusa"), {})
     sim.update({k: v for k, v in smooth.items() if k not in study_sim})
     settings = Settings(**sim)
+    # the shape by name, the law's default if none is given: what the spec, its fingerprint
+    # and the tables' provenance record
+    settings = dataclasses.replace(settings, contact_geometry=shape_name(settings))
 
     contact = dict(CONTACT_DEFAULTS)
     for k, v in err.table(data.get("contact", {}), "contact").items():
@@ -187,6 +191,8 @@ def study_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<stud
     elif not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
         err.fail("run.batch", f"a whole number >= 1 or \"auto\" expected, got {batch!r}")
     outputs = _outputs(data.get("outputs", {}), err, params, len(base.vehicles))
+    if outputs.gradients_of:
+        check_differentiable(settings, len(base.vehicles), "gradient columns", err.fail)
 
     study = Study(name=name, base=base, settings=settings, parameters=params, sampler=sampler, outputs=outputs,
                   tire=tire, contact=contact, batch=batch, description=description, source=source, text=text)

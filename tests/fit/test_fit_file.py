@@ -54,6 +54,8 @@ CASES = {
     "negative sigma": (lambda d: d["observations"][1]["sigma"].update(speed=-1.0), "observations[1].sigma.speed"),
     "zero starts": (lambda d: d["fit"].update(starts=0), "fit.starts"),
     "bad law": (lambda d: d["simulation"].update(contact_law="glue"), "simulation.contact_law"),
+    # two vehicles under the MEDUSA law: its default shape, MEDUSA's own search, has no derivatives
+    "search shape": (lambda d: d["scenario"].update(path=str(EXAMPLES / "offset")), "simulation.contact_geometry"),
 }
 
 

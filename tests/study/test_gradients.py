@@ -92,6 +92,19 @@ def test_unknown_gradient_names_fail_naming_the_key_and_valid_names(tmp_path):
         load_study(p)
 
 
+def test_gradient_columns_refuse_medusas_own_search(tmp_path):
+    """The MEDUSA law's default shape (medusa_search) has no useful derivatives: a gradient
+    study under that law must name an analytic shape."""
+    text = (DATA / "sens_offset.toml").read_text().replace(str(Path("../../studies")), str(DATA.parent.parent / "studies"))
+    assert 'contact_law = "crush"' in text
+    p = tmp_path / "s.toml"
+    p.write_text(text.replace('contact_law = "crush"', 'contact_law = "medusa"'))
+    with pytest.raises(StudyError, match=r"simulation\.contact_geometry.*'medusa_search'.*superellipsoid"):
+        load_study(p)
+    p.write_text(text.replace('contact_law = "crush"', 'contact_law = "medusa"\ncontact_geometry = "superellipsoid"'))
+    assert load_study(p).settings.contact_law == "medusa"
+
+
 def test_gradients_at_contact_onset_are_finite(run):
     """At onset (contact starting at the run's last steps) the physical law's force starts
     from zero penetration, so the fixed-step run is continuous there and its derivative is
