@@ -19,8 +19,8 @@ from jaxmedusa.core.safe_math import heading
 from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.core.status import Status
 from jaxmedusa.io.scenario_toml import load_scenario
-from jaxmedusa.io.validation import NAMED_SETTINGS
 from jaxmedusa.io.tables import write_columns, write_pulse, write_trajectory
+from jaxmedusa.io.validation import NAMED_SETTINGS
 from jaxmedusa.solver.save_grid import prev_of
 from jaxmedusa.solver.simulate import Samples, SimResult, cached_advance, cached_init_metrics
 from jaxmedusa.solver.step_control import STEP_CONTROLS

@@ -41,8 +41,7 @@ from jaxmedusa.study.perturb import scenario_for
 from jaxmedusa.study.spec import Study
 
 __all__ = ["GRADIENT_METRICS", "gradient_column", "output_columns", "check_gradients", "check_differentiable",
-           "chunk_gradients",
-           "run_batch_jvp", "parameter_unit", "gradient_units", "REL_STEP"]
+           "chunk_gradients", "run_batch_jvp", "parameter_unit", "gradient_units", "REL_STEP"]
 
 # Metrics with a derivative (floats); counts, flags and clock hours are left out.
 GRADIENT_METRICS = tuple(m for m in VEHICLE_METRICS
@@ -108,11 +107,12 @@ def check_gradients(of, wrt, parameters, n_vehicles: int, fail):
 
 def check_differentiable(settings: Settings, n_vehicles: int, what: str, fail) -> None:
     """Calls fail("simulation.contact_geometry", message) when vehicles can touch and the
-    run's contact shape has its own search (medusa_search): a branchy search of bounded loops whose answers flicker
-    between attempts has no useful derivative, so `what` (gradient columns, a fit) would
-    be computed from noise."""
+    run's contact shape has its own search (medusa_search): a branchy search of bounded
+    loops whose answers flicker between attempts has no useful derivative, so `what`
+    (gradient columns, a fit) would be computed from noise."""
     name = shape_name(settings)
-    if n_vehicles > 1 and settings.contact and SHAPES.resolve(name, where="simulation.contact_geometry").geometry is not None:
+    own_search = SHAPES.resolve(name, where="simulation.contact_geometry").geometry is not None
+    if n_vehicles > 1 and settings.contact and own_search:
         fail("simulation.contact_geometry", f"{what} need derivatives through contact, and the shape {name!r} "
              "(MEDUSA's own search, the MEDUSA law's default) has none: name an analytic shape "
              "(contact_geometry = \"superellipsoid\"), or use the physical or crush law")

@@ -167,18 +167,20 @@ def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, s
 # after the other, so a chunk's time grows linearly with its size.
 CPU_SECONDS_PER_VEHICLE_STEP = 2e-6
 CPU_SECONDS_PER_PAIR_STEP = 4e-5
-# ONE_PER_CHUNK_ON_CPU: a shape with its own search (medusa_search) runs one scenario per
-# chunk on a CPU. Batched, each of its bounded loops runs until the batch's slowest pair is
+# A shape with its own search (medusa_search) runs this many scenarios per chunk on a CPU
+# (per device). Batched, each of its bounded loops runs until the batch's slowest pair is
 # done, and its vmapped updates become scatters that keep XLA from compiling the time loop
 # whole (docs/architecture.md, "One loop, compiled whole"). Measured (offset example to
 # 1.1 s, vehicle 2 at y = 0.38, 0.39, 0.41, 0.42 m, MEDUSA law, this 2-core CPU): chunks of 4
 # took 193 s cold / 169 s warm (`jaxmedusa sweep`, whole process), chunks of 1 85 s cold
 # (one ~60 s compile) / 27 s warm, with the same rows as a chunk-of-1 run by hand.
+OWN_SEARCH_CHUNK_ON_CPU = 1
 
 
 def _own_search(settings: Settings) -> bool:
     """Whether the settings' contact shape runs its own search (medusa_search)."""
-    return settings.contact and SHAPES.resolve(shape_name(settings), where="Settings.contact_geometry").geometry is not None
+    shape = SHAPES.resolve(shape_name(settings), where="Settings.contact_geometry")
+    return settings.contact and shape.geometry is not None
 
 
 def auto_batch_size(n_samples: int, n_devices: int = 1, backend: str | None = None, settings: Settings | None = None,
@@ -189,10 +191,10 @@ def auto_batch_size(n_samples: int, n_devices: int = 1, backend: str | None = No
     4096 per device (a batch runs in parallel, so the chunk's time hardly grows with its
     size; not measured on a GPU yet). Rounded up to a multiple of the devices. A shape with
     its own search (medusa_search, the MEDUSA law's default) runs one scenario per chunk on
-    a CPU: ONE_PER_CHUNK_ON_CPU."""
+    a CPU (OWN_SEARCH_CHUNK_ON_CPU)."""
     backend = backend or jax.default_backend()
     if backend == "cpu" and settings is not None and _own_search(settings):
-        per_device = 1  # see ONE_PER_CHUNK_ON_CPU
+        per_device = OWN_SEARCH_CHUNK_ON_CPU
     elif backend == "cpu":
         per_device = 256
         if settings is not None:
