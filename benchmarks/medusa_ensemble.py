@@ -178,7 +178,8 @@ def compare(table: pd.DataFrame, reference: dict) -> pd.DataFrame:
     (against the C ensemble) KS and Mann-Whitney p-values and the difference of the means."""
     from scipy import stats
 
-    c = table[(table.program == "C") & (table.dy != 0.0)]
+    # a failed C run (the listing's own abort) has no outcome: compare with the finished ones
+    c = table[(table.program == "C") & (table.dy != 0.0) & (table.status == "ok")]
     rows = []
     for prog, g in table[table.dy != 0.0].groupby("program", sort=False):
         failed = int((g.status != "ok").sum())
@@ -258,7 +259,7 @@ def main(argv=None) -> int:
         table = pd.concat([table] + [pd.read_csv(Path(d) / "ensemble.csv") for d in a.also], ignore_index=True)
         table = table.drop_duplicates(subset=["program", "dy"], ignore_index=True)
         dys = sorted(set(table.dy) - {0.0})
-    ref = c[c.dy == 0.0]
+    ref = c[c.dy == 0.0] if "dy" in c else c
     if len(ref) == 0:
         print("medusa_ensemble: no unperturbed C run in c.csv (run with --parts c)", file=sys.stderr)
         return 2
