@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import math
 import os
 import platform
 import shutil
@@ -124,6 +125,27 @@ def _finish(proc, t0: float) -> dict:
     return dict(wall=wall, cpu=ru.ru_utime + ru.ru_stime)
 
 
+def trace_collisions(trace: str, gap: float = 0.01) -> tuple[int, float]:
+    """(collisions, last contact [s]) from the instrumented build's STEP lines, as
+    jaxmedusa's analysis/step_counts.py counts them: an accepted step in contact begins a
+    collision when it ends more than `gap` [s] after the end of the last accepted step in
+    contact (a step that continues a run ends one dt after it, so only a run's first step
+    can); last contact: the end (t + dt) of the last accepted step in contact (-1: none). The
+    trace logs every attempt in contact, so no accepted step in contact is missed."""
+    collisions, last = 0, -math.inf
+    for ln in trace.splitlines():
+        words = ln.split()
+        if words[:1] != ["STEP"] or words[-1] != "accept":
+            continue
+        w = dict(kv.split("=") for kv in words[1:4])  # t=..., dt=..., contact=...
+        if w["contact"] != "1":
+            continue
+        end = float(w["t"]) + float(w["dt"])
+        collisions += end - last > gap
+        last = end
+    return collisions, (last if collisions else -1.0)
+
+
 def c_step_counts(end_time: float = 3.0, platoon: str | None = None) -> dict:
     """Accepted, rejected, accepted-in-contact steps and contact episodes of the C program on
     the offset example, from one run of the instrumented build; also the final speeds [m/s],
@@ -139,8 +161,10 @@ def c_step_counts(end_time: float = 3.0, platoon: str | None = None) -> dict:
             (folder / "platoon.dat").write_text(platoon)
         proc, _ = _start(exe, folder, end_time, None)
         res = _finish(proc, time.perf_counter())
-        counts_line = (folder / "medusa_trace.txt").read_text().strip().splitlines()[-1]
+        trace = (folder / "medusa_trace.txt").read_text()
+        counts_line = trace.strip().splitlines()[-1]
         counts = {k: int(v) for k, v in (kv.split("=") for kv in counts_line.split()[1:])}
+        counts["collisions"], counts["last_contact"] = trace_collisions(trace)
         states = (folder / "medusa_states.txt").read_text().splitlines()
         final = [ln.split() for ln in states if ln.startswith("FINAL")]
         counts["initial_z"] = {int(w[2][8:]): [float(x) for x in w[3][2:].split(",")]

@@ -25,7 +25,9 @@ Per run: episodes (runs of consecutive accepted steps in contact: the C's COUNTS
 jaxmedusa's contact_runs), accepted steps in contact, rejected steps, speeds of vehicles 1
 and 2 at 3 s (sqrt(vx^2 + vy^2), as main.c), and energy: jaxmedusa's energy_end (eq. 1.33,
 both vehicles), the C's energy() of the last energy.asc row (t = 2.99 s; it leaves out the
-centre of mass's kinetic energy) plus 1/2 m v^2 of the FINAL state.
+centre of mass's kinetic energy) plus 1/2 m v^2 of the FINAL state. Also collisions (contact
+after more than 10 ms without: jaxmedusa's `episodes`; for the C, from its trace's STEP lines,
+medusa_c_baseline.trace_collisions) and the end of the last accepted step in contact [s].
 
 Writes OUT/c.csv, OUT/<geometry>/scenarios.parquet (the study's table), OUT/ensemble.csv (all
 runs, one table) and OUT/summary.md (per quantity and program: mean, std, median, 10-90 %
@@ -36,7 +38,8 @@ and 0.05 m/s). A rerun skips what is already there (delete OUT to start over); `
 only redoes the comparison. `--k0 K` draws k = +-(K+1) .. into another folder, and
 `--also DIR` joins such a folder's runs to the comparison. A C run that stops itself (the
 listing's "too many iterations in minimize") is a failed row, left out of the statistics
-and counted in N (failed). Figures of 2026-11-23: docs/medusa-search.md, benchmarks/RESULTS.md.
+and counted in N (failed). Figures of 2026-11-23 and 2026-11-25: docs/medusa-search.md,
+benchmarks/RESULTS.md.
 """
 from __future__ import annotations
 
@@ -55,7 +58,8 @@ import medusa_c_baseline as cb  # noqa: E402
 
 Y2 = 0.4        # [m], vehicle 2's initial lateral position in studies/medusa/offset/platoon.dat
 MASS = 1573.0   # [kg], both vehicles' MASS in studies/medusa/offset/model.dat
-QUANTITIES = ("episodes", "contact_steps", "rejected_steps", "v1_speed", "v2_speed", "energy_end")
+QUANTITIES = ("episodes", "contact_steps", "rejected_steps", "v1_speed", "v2_speed", "energy_end", "collisions",
+              "last_contact")
 GEOMETRIES = ("medusa_search", "superellipsoid")  # jaxmedusa's ensembles, in the summary's order
 COUNTS = ("episodes", "contact_steps", "rejected_steps")
 SPEED_TOL = 0.05   # [m/s], the issue's target for the speeds at 3 s
@@ -95,13 +99,14 @@ def c_row(dy: float, end_time: float) -> dict:
         raise cb.CBaselineError(f"dy={dy!r}: the program read y2 = {read!r}, expected {y2!r}")
     v1, v2 = c["final_speeds"]
     return dict(program="C", dy=dy, y2=y2, episodes=c["episodes"], contact_steps=c["accepted_in_contact"],
-                rejected_steps=c["rejected"], accepted_steps=c["accepted"], v1_speed=v1, v2_speed=v2,
+                rejected_steps=c["rejected"], accepted_steps=c["accepted"], collisions=c["collisions"],
+                last_contact=c["last_contact"], v1_speed=v1, v2_speed=v2,
                 energy_end=sum(c["energy_asc"][1:]) + 0.5 * MASS * (v1 ** 2 + v2 ** 2),
                 final_t=c["final_t"], status="ok", wall=time.perf_counter() - t0)
 
 
-C_COLUMNS = ["program", "dy", "y2", "episodes", "contact_steps", "rejected_steps", "accepted_steps", "v1_speed",
-             "v2_speed", "energy_end", "final_t", "status", "wall"]
+C_COLUMNS = ["program", "dy", "y2", "episodes", "contact_steps", "rejected_steps", "accepted_steps", "collisions",
+             "last_contact", "v1_speed", "v2_speed", "energy_end", "final_t", "status", "wall"]
 
 
 def run_c(dys: list[float], out: Path, end_time: float, reference: bool = False) -> pd.DataFrame:
@@ -109,6 +114,10 @@ def run_c(dys: list[float], out: Path, end_time: float, reference: bool = False)
     the dy values already there). reference: also the unperturbed run (dy = 0)."""
     path = out / "c.csv"
     done = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["dy"])
+    if len(done) and list(done.columns) != C_COLUMNS:  # an earlier version's table: run again
+        print(f"{path}: columns of an earlier version, the C runs start over", flush=True)
+        path.unlink()
+        done = pd.DataFrame(columns=["dy"])
     todo = ([0.0] if reference else []) + dys
     for dy in todo:
         if (done["dy"] == dy).any():
@@ -160,6 +169,7 @@ def run_jax(geometry: str, dys: list[float], out: Path, end_time: float, batch: 
     return pd.DataFrame(dict(
         program=f"jaxmedusa {geometry}", dy=s["dy"], y2=Y2 + s["dy"], episodes=s["contact_runs"],
         contact_steps=s["contact_steps"], rejected_steps=s["rejected_steps"], accepted_steps=s["steps"],
+        collisions=s["episodes"], last_contact=s[["v1_last_contact_time", "v2_last_contact_time"]].max(axis=1),
         v1_speed=s["v1_final_speed"], v2_speed=s["v2_final_speed"],
         energy_end=s["v1_energy_end"] + s["v2_energy_end"], final_t=s["end_time"], status=s["status_name"]))
 

@@ -126,3 +126,27 @@ def test_missing_gcc_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(m.shutil, "which", lambda name: None)
     with pytest.raises(m.CBaselineError, match="gcc not found"):
         m.build(build_dir=tmp_path)  # an empty folder: nothing built yet
+
+
+def test_trace_collisions_counts_contact_after_a_10_ms_gap():
+    """The ensemble's collisions of a C run, from its STEP lines, as jaxmedusa's step counts
+    define them: a hand-made trace, then the original program's own trace."""
+    trace = "\n".join([
+        "STEP t=1.000000000 dt=5.0e-05 contact=1 reject",    # rejected: no contact step
+        "STEP t=1.000000000 dt=3.0e-05 contact=1 accept",    # collision 1, ends 1.00003
+        "STEP t=1.000030000 dt=3.0e-05 contact=1 accept",    # same run, ends 1.00006
+        "STEP t=1.000060000 dt=3.0e-05 contact=0 accept",
+        "STEP t=1.008000000 dt=3.0e-05 contact=1 accept",    # 7.97 ms after: same collision
+        "STEP t=1.020000000 dt=3.0e-05 contact=1 accept",    # 11.97 ms after 1.00803: collision 2
+        "STEP t=1.020030000 dt=3.0e-05 contact=0 accept",
+        "STEP t=1.050000000 dt=5.0e-05 contact=1 reject",    # rejected: neither a collision nor the last
+        "COUNTS accepted=6 rejected=2 accepted_in_contact=4 episodes=3",
+    ])
+    collisions, last = _baseline().trace_collisions(trace)
+    assert collisions == 2 and last == pytest.approx(1.02003, abs=1e-12)
+    assert _baseline().trace_collisions("STEP t=1.0 dt=5e-5 contact=0 accept") == (0, -1.0)
+    # The original program's trace: one collision; its contact ends at 1.0358 s (the last
+    # accepted step in contact starts at 1.035841619 s).
+    oracle = (ROOT / "tests" / "data" / "offset_contact_trace.txt").read_text()
+    collisions, last = _baseline().trace_collisions(oracle)
+    assert collisions == 1 and 1.03584 < last < 1.03586
