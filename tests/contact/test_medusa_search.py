@@ -5,9 +5,10 @@ Reference numbers come from the report's C listing (contact.c, common.c) with th
 described in docs/medusa-search.md, compiled with gcc -O2 -ffp-contract=off (x86-64, no FMA)
 and called directly on the input states below (printed with %.17g). The trace
 (tests/data/offset_contact_trace.txt) is the whole original program's run of the offset
-example. Everything that compiles the whole search (2-4 minutes of XLA compile on CPU per
-jitted function) is marked slow (`python -m pytest -m slow`); the frames and distance test
-is not.
+example. The tests that compile the whole search into a time step, or run the program's
+steps (a minute or more of XLA compile on CPU), are marked slow (`python -m pytest -m
+slow`); the frames and distance test, and the onset attempts against the trace (one compile
+of the search alone, ~15 s), are not.
 """
 from __future__ import annotations
 
@@ -144,9 +145,11 @@ def test_frames_and_distance_match_the_c_reference():
     np.testing.assert_allclose(jax.jit(d_dist)(fr, st), C_ONSET_GRAD0, rtol=5e-15)
 
 
-@pytest.mark.slow
 def test_onset_attempts_match_the_trace(search):
-    # The trace: attempts with dt = 5e-5 and 3.415e-5 s are in contact (rejected), the one
+    # Not marked slow (one compile of the search, ~15 s): CI checks the port against the
+    # original program's trace on every run. Passes under XLA's default CPU code, without
+    # FMA (--xla_cpu_max_isa=AVX), with SSE4.2 only and operation by operation
+    # (JAXMEDUSA_XLA_FLAGS=0). The trace: attempts with dt = 5e-5 and 3.415e-5 s are in contact (rejected), the one
     # with 2.3325e-5 s is not even a candidate (bounding spheres apart) and is accepted.
     out = search(*_batch(_onset_inputs()))
     assert [bool(c) for c in out.contact] == [True, True, False]
