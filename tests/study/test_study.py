@@ -119,6 +119,21 @@ def test_shipped_study_paths():
     assert load_study(STUDIES / "offset.toml").sampler.n == 4096
 
 
+def test_shipped_medusa_spread_study_moves_vehicle_2_by_nanometres_under_the_search():
+    """studies/medusa_spread.toml: the MEDUSA law with its default shape and step rule, and
+    24 scenarios whose only difference is vehicle 2's y = 0.4 m + k nm, k = +-1..+-12."""
+    spread = load_study(STUDIES / "medusa_spread.toml")
+    s = spread.settings
+    assert (s.contact_law, s.contact_geometry, s.step_control, s.dt) == ("medusa", "medusa_search", "medusa", 5e-5)
+    ids, cols = design(spread)
+    ks = [k for k in range(-12, 13) if k]
+    assert list(cols["dy"]) == [float(f"{k}e-9") for k in ks]
+    for i in (0, 11, 12, 23):
+        sc, _, _ = scenario_for(spread, {k: v[i] for k, v in cols.items()})
+        assert sc.vehicles[1].y == 0.4 + float(f"{ks[i]}e-9") and sc.vehicles[0].y == 0.0
+        assert (sc.vehicles[1].x, sc.vehicles[1].speed) == (6.0, 20.0)
+
+
 @pytest.mark.parametrize("change, key", [
     ({"parameters": {"vehicles.3.y": {"uniform": [0, 1]}}}, "parameters.vehicles.3.y"),
     ({"parameters": {"vehicles.1.wheels": {"uniform": [0, 1]}}}, "parameters.vehicles.1.wheels"),
