@@ -3,7 +3,8 @@
     python benchmarks/final_state.py out.npz                  # run with this checkout's code
     python benchmarks/final_state.py --compare before.npz after.npz
 
-Runs `jaxmedusa run` on studies/medusa/offset (-t 1.2, contact), evade (-t 1.0, steering
+Runs `jaxmedusa run` on studies/medusa/default.toml (the offset example on the
+superellipsoid shape, -t 1.2, contact), evade (-t 1.0, steering
 table) and banked (-t 0.5, spline road) without writing tables, and stores the final
 r, F, v, W, lagged slip angles, t, step count and the saved positions of every sample.
 To measure another version, put its `jaxmedusa` first on PYTHONPATH.
@@ -17,15 +18,18 @@ import jax
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = (("offset", 1.2), ("evade", 1.0), ("banked", 0.5))
+# (name, path under studies/medusa, end time [s]). The offset example through default.toml,
+# which names the superellipsoid shape: the folder alone runs the MEDUSA law's default shape
+# (medusa_search) since 2026-11-24, and versions before that ran the superellipsoid.
+CASES = (("offset", "default.toml", 1.2), ("evade", "evade", 1.0), ("banked", "banked", 0.5))
 
 
 def record(out: str) -> None:
     from jaxmedusa.run import run_scenario  # noqa: PLC0415  (whichever jaxmedusa PYTHONPATH gives)
 
     res = {}
-    for name, t in CASES:
-        r = run_scenario(ROOT / "studies" / "medusa" / name, end_time=t, out_root=None)
+    for name, path, t in CASES:
+        r = run_scenario(ROOT / "studies" / "medusa" / path, end_time=t, out_root=None)
         fin = jax.device_get(r.result.final)
         vs = fin.vehicles
         for k, v in (("r", vs.r), ("F", vs.F), ("v", vs.v), ("W", vs.W), ("alpha_lag", vs.alpha_lag),
