@@ -67,7 +67,9 @@ def _derivatives(law: str, control: str, ys, dampings=(None,)):
     v2 = dataclasses.replace(v2, x=4.3, speed=19.0)
     sc = dataclasses.replace(base, vehicles=[v1, v2])
     dt = 2e-4 if control == "constant" else 5e-5
-    settings = Settings(end_time=0.3, dt=dt, contact_law=law, step_control=control)
+    # the analytic shape: derivatives through contact need it (the MEDUSA law's default shape,
+    # medusa_search, has none; docs/medusa-search.md)
+    settings = Settings(end_time=0.3, dt=dt, contact_law=law, contact_geometry="superellipsoid", step_control=control)
     offs = [0.0] + [s * h for h in HS for s in (1, -1)]
     pts = [(c, y + o) for c in dampings for y in ys for o in offs]
     contact = [{} if c is None else {"damping": c} for c, _ in pts]

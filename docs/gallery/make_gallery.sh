@@ -4,9 +4,12 @@
 set -euo pipefail
 R=${R:-/tmp/gallery-results}
 G=docs/gallery
-jaxmedusa run studies/medusa/offset -t 2.5 -o "$R"
-jaxmedusa run studies/medusa/wave -t 2.5 -o "$R"
-jaxmedusa run studies/medusa/merge -t 1.5 -o "$R"
+# The analytic contact shape, as the pictures were drawn (the folders alone run the MEDUSA
+# law's default shape, medusa_search, whose collisions differ: docs/report-examples.md).
+S="--contact-geometry superellipsoid"
+jaxmedusa run studies/medusa/offset -t 2.5 -o "$R" $S
+jaxmedusa run studies/medusa/wave -t 2.5 -o "$R" $S
+jaxmedusa run studies/medusa/merge -t 1.5 -o "$R" $S
 jaxmedusa run studies/medusa/evade -t 3 -o "$R"
 jaxmedusa run studies/medusa/banked -t 3 -o "$R"
 jaxmedusa sweep docs/gallery/offset_grid.toml --out "$R/offset-grid"
