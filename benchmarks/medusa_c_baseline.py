@@ -141,7 +141,8 @@ def trace_collisions(trace: str, gap: float = 0.01) -> tuple[int, float]:
         if w["contact"] != "1":
             continue
         end = float(w["t"]) + float(w["dt"])
-        collisions += end - last > gap
+        if end - last > gap:
+            collisions += 1
         last = end
     return collisions, (last if collisions else -1.0)
 
