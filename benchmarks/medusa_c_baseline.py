@@ -147,10 +147,25 @@ def trace_collisions(trace: str, gap: float = 0.01) -> tuple[int, float]:
     return collisions, (last if collisions else -1.0)
 
 
+def state_energy(z, model) -> float:
+    """Eq. (1.33)-(1.34) in full [J] (jaxmedusa's `vehicle.energy_total`, the figure of its
+    `energy_end`) of one vehicle in the C program's state vector z (28 values, as
+    medusa_states.txt prints it: r, d1, d2, d3, then v, w1, w2, w3, then the lagged slip
+    angles), for a jaxmedusa `ModelSpec` (the directors are the columns of F)."""
+    import numpy as np
+
+    from jaxmedusa.physics.vehicle import energy_total, vehicle_params
+
+    z = np.asarray(z, dtype=np.float64)
+    F = z[3:12].reshape(3, 3).T  # F = d_i (x) E_i: column i is director d_i
+    W = z[15:24].reshape(3, 3).T
+    return float(energy_total(vehicle_params(model), z[0:3], F, z[12:15], W))
+
+
 def c_step_counts(end_time: float = 3.0, platoon: str | None = None) -> dict:
     """Accepted, rejected, accepted-in-contact steps and contact episodes of the C program on
     the offset example, from one run of the instrumented build; also the final speeds [m/s],
-    the initial states (`initial_z`: vehicle -> state vector, as the program read it), the
+    the initial and final states (`initial_z`, `final_z`: vehicle -> state vector), the
     last row of energy.asc (`energy_asc`: t [s], then vehicle.c's energy() per vehicle [J],
     which leaves out the centre of mass's kinetic energy) and the velocity.asc file (to check
     the timed build against). platoon: the text of a platoon.dat to run instead of the
@@ -171,11 +186,12 @@ def c_step_counts(end_time: float = 3.0, platoon: str | None = None) -> dict:
         counts["initial_z"] = {int(w[2][8:]): [float(x) for x in w[3][2:].split(",")]
                                for w in (ln.split() for ln in states if ln.startswith("SAVE t=0 "))}
         counts["energy_asc"] = [float(x) for x in (folder / "energy.asc").read_text().split("\n")[-2].split()]
-        speeds = []
+        speeds, final_z = [], {}
         for ln in final:
             z = [float(x) for x in ln[3][2:].split(",")]
             speeds.append((z[12] ** 2 + z[13] ** 2) ** 0.5)
-        counts.update(final_t=float(final[0][1][2:]), final_speeds=speeds, trace_build_wall=res["wall"],
+            final_z[int(ln[2][8:])] = z
+        counts.update(final_t=float(final[0][1][2:]), final_speeds=speeds, final_z=final_z, trace_build_wall=res["wall"],
                       velocity_asc=(folder / "velocity.asc").read_text())
     return counts
 

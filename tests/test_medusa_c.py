@@ -150,3 +150,24 @@ def test_trace_collisions_counts_contact_after_a_10_ms_gap():
     oracle = (ROOT / "tests" / "data" / "offset_contact_trace.txt").read_text()
     collisions, last = _baseline().trace_collisions(oracle)
     assert collisions == 1 and 1.03584 < last < 1.03586
+
+
+def test_state_energy_of_the_c_state_is_vehicle_c_energy_plus_translation(exe, tmp_path):
+    """medusa_c_baseline.state_energy (eq. 1.33 in full of a C state vector, as the ensemble
+    compares it with jaxmedusa's energy_end) against the program's own energy() in
+    energy.asc (printed %e, 7 digits), which leaves out m v.v / 2: at t = 0, and at 1.05 s,
+    after the first contact kicks, when the directors vibrate and their rates carry
+    kilojoules (a wrong reading of d_i or w_i from z would show there)."""
+    from jaxmedusa.io.scenario_toml import load_scenario
+
+    m = _baseline()
+    states = _run_c(exe, tmp_path, 1.05)
+    rows = [[float(x) for x in ln.split()] for ln in (tmp_path / "energy.asc").read_text().splitlines()]
+    scenario, _ = load_scenario(m.OFFSET)
+    for row in (rows[0], rows[-1]):
+        for veh in (1, 2):
+            z = states[veh][min(states[veh], key=lambda t: abs(t - row[0]))]
+            model = scenario.models[scenario.vehicles[veh - 1].model]
+            translation = 0.5 * model.mass * float(np.dot(z[12:15], z[12:15]))
+            assert m.state_energy(z, model) - translation == pytest.approx(row[veh], rel=1e-6, abs=1e-3)
+    assert rows[-1][0] > 1.04 and rows[-1][1] > 1.5 * rows[0][1]  # the vibration is there
