@@ -125,13 +125,15 @@ def _finish(proc, t0: float) -> dict:
     return dict(wall=wall, cpu=ru.ru_utime + ru.ru_stime)
 
 
-def trace_collisions(trace: str, gap: float = 0.01) -> tuple[int, float]:
+def trace_collisions(trace: str, gap: float | None = None) -> tuple[int, float]:
     """(collisions, last contact [s]) from the instrumented build's STEP lines, as
     jaxmedusa's analysis/step_counts.py counts them: an accepted step in contact begins a
-    collision when it ends more than `gap` [s] after the end of the last accepted step in
-    contact (a step that continues a run ends one dt after it, so only a run's first step
-    can); last contact: the end (t + dt) of the last accepted step in contact (-1: none). The
-    trace logs every attempt in contact, so no accepted step in contact is missed."""
+    collision when it ends more than `gap` [s] (default: its EPISODE_GAP) after the end of
+    the last accepted step in contact (a step that continues a run ends one dt after it, so
+    only a run's first step can); last contact: the end (t + dt) of the last accepted step in
+    contact (-1: none). The trace logs every attempt in contact, so none is missed."""
+    if gap is None:
+        from jaxmedusa.analysis.step_counts import EPISODE_GAP as gap
     collisions, last = 0, -math.inf
     for ln in trace.splitlines():
         words = ln.split()
@@ -191,8 +193,8 @@ def c_step_counts(end_time: float = 3.0, platoon: str | None = None) -> dict:
             z = [float(x) for x in ln[3][2:].split(",")]
             speeds.append((z[12] ** 2 + z[13] ** 2) ** 0.5)
             final_z[int(ln[2][8:])] = z
-        counts.update(final_t=float(final[0][1][2:]), final_speeds=speeds, final_z=final_z, trace_build_wall=res["wall"],
-                      velocity_asc=(folder / "velocity.asc").read_text())
+        counts.update(final_t=float(final[0][1][2:]), final_speeds=speeds, final_z=final_z,
+                      trace_build_wall=res["wall"], velocity_asc=(folder / "velocity.asc").read_text())
     return counts
 
 

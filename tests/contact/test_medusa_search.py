@@ -149,8 +149,9 @@ def test_onset_attempts_match_the_trace(search):
     # Not marked slow (one compile of the search, ~15 s): CI checks the port against the
     # original program's trace on every run. Passes under XLA's default CPU code, without
     # FMA (--xla_cpu_max_isa=AVX), with SSE4.2 only and operation by operation
-    # (JAXMEDUSA_XLA_FLAGS=0). The trace: attempts with dt = 5e-5 and 3.415e-5 s are in contact (rejected), the one
-    # with 2.3325e-5 s is not even a candidate (bounding spheres apart) and is accepted.
+    # (JAXMEDUSA_XLA_FLAGS=0). The trace: attempts with dt = 5e-5 and 3.415e-5 s are in
+    # contact (rejected), the one with 2.3325e-5 s is not even a candidate (bounding spheres
+    # apart) and is accepted.
     out = search(*_batch(_onset_inputs()))
     assert [bool(c) for c in out.contact] == [True, True, False]
     assert int(out.exit[2]) == EXIT_FAR
