@@ -83,6 +83,7 @@ def main(argv=None):
     ap.add_argument("--end-time", type=float, default=None, help="override the study's end time [s]")
     ap.add_argument("--repeats", type=int, default=1, help="timed chunks per batch size (after the first)")
     ap.add_argument("--no-contact", action="store_true", help="simulation.contact = false")
+    ap.add_argument("--n", type=int, default=None, help="override the study's sample count (large batches need more)")
     ap.add_argument("--json", default=None, help="write the raw numbers here")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore", message=".*runs backwards.*")
@@ -95,6 +96,8 @@ def main(argv=None):
         changes["contact"] = False
     if changes:
         study.settings = dataclasses.replace(study.settings, **changes)
+    if args.n is not None:
+        study.sampler = dataclasses.replace(study.sampler, n=args.n)
     rows = []
     for b in args.batch:
         r = measure(study, b, args.repeats)
