@@ -35,9 +35,14 @@ class Rates(NamedTuple):
 
 
 class WheelInfo(NamedTuple):
+    """Per-wheel quantities of one vehicle at one step (leaves (4, ...); [V, 4, ...] in
+    solver.step.StepInfo.wheels), for in-run trackers and outputs."""
+
     fz: jnp.ndarray  # (4,) suspension force magnitudes, eq (1.17), 0 when lifted [N]
     fx: jnp.ndarray  # (4,) longitudinal tire forces [N]
     fy: jnp.ndarray  # (4,) lateral tire forces [N]
+    point: jnp.ndarray  # (4, 3) tire contact points: the assembly points projected on the road plane [m]
+    power: jnp.ndarray  # (4,) power of the in-plane tire force on the vehicle, f . v_q [W] (> 0 only when driven)
 
 
 def intrinsic_director_forces(F, lam, tm):
@@ -111,7 +116,8 @@ def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg
     fz = jnp.where(loaded, fz, 0.0)
     dalpha = jnp.where(loaded, p.tau_inv * (alpha - alpha_lag), alpha_rate)  # eq (1.27) as vehicle.c codes it
 
-    fq = fx[:, None] * ex - fy[:, None] * ey + fz[:, None] * e3  # eq (1.16), -Fz e_z = Fz e3
+    f_road = fx[:, None] * ex - fy[:, None] * ey  # in-plane part of eq (1.16)
+    fq = f_road + fz[:, None] * e3  # eq (1.16), -Fz e_z = Fz e3
     l0 = jnp.sum(fq, axis=0) - jnp.array([0.0, 0.0, p.mass * GRAVITY])  # eq (1.10)
     li = fq.T @ Xq  # (3, 3): column i = sum_q X_q^i f^q, eq (1.10)
     k = intrinsic_director_forces(F, p.lam, p.tm)
@@ -119,7 +125,8 @@ def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg
     dv = l0 * (1.0 / p.mass)
     dW = (li - k) * (1.0 / p.my)
     rates = Rates(dr=v, dF=W, dv=dv, dW=dW, dalpha=dalpha)
-    return rates, WheelInfo(fz=fz, fx=fx, fy=fy), (seg, s, off_road)
+    wheels = WheelInfo(fz=fz, fx=fx, fy=fy, point=rq - deflection[:, None] * e3, power=jnp.sum(f_road * vt, axis=1))
+    return rates, wheels, (seg, s, off_road)
 
 
 def energy_medusa(p: VehicleParams, r, F, v, W):

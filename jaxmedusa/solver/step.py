@@ -26,7 +26,7 @@ from jaxmedusa.core.params import Settings
 from jaxmedusa.core.state import ScenarioClock, SimState, VehicleState
 from jaxmedusa.core.status import Status
 from jaxmedusa.physics.driver import driver_inputs
-from jaxmedusa.physics.vehicle import vehicle_rates
+from jaxmedusa.physics.vehicle import WheelInfo, vehicle_rates
 from jaxmedusa.solver.step_control import STEP_CONTROLS, StepProposal
 
 __all__ = ["scenario_step", "predict", "rates_of_vehicles", "corrector", "step_status", "StepInfo", "contact_stage_for"]
@@ -40,6 +40,7 @@ class StepInfo(NamedTuple):
     contact_dv: jnp.ndarray  # (V, 3) contact acceleration of each vehicle's centre of mass [m/s^2]
     pairs: PairInfo
     crash: CrashInfo | None = None  # per vehicle, pairs and barriers together (contact/crash.py)
+    wheels: WheelInfo | None = None  # leaves [V, 4, ...]: tire forces, contact points, power (physics/vehicle.py)
 
 
 def contact_stage_for(settings: Settings, n_vehicles: int):
@@ -61,14 +62,15 @@ def predict(state: SimState):
 
 def rates_of_vehicles(batch_item, state: SimState, r_pred, F_pred, settings: Settings):
     """Vehicle rates of every vehicle of one scenario at (z1~, z2) and the driver inputs at
-    t, vmapped over vehicles: (Rates with leaves [V, ...], (road segment, parameter, off_road))."""
+    t, vmapped over vehicles: (Rates with leaves [V, ...], WheelInfo with leaves [V, 4, ...],
+    (road segment, parameter, off_road))."""
     vs = state.vehicles
     steer, speed = jax.vmap(driver_inputs, in_axes=(0, None))(batch_item.driver, state.clock.t)
-    rates, _, tracking = jax.vmap(
+    rates, wheels, tracking = jax.vmap(
         vehicle_rates, in_axes=(0, None, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, None)
     )(batch_item.vehicle, batch_item.road, r_pred, F_pred, vs.v, vs.W, vs.alpha_lag, vs.alpha_rate,
       vs.road_seg, vs.road_s, steer, speed, settings.tires)
-    return rates, tracking
+    return rates, wheels, tracking
 
 
 def corrector(vs: VehicleState, rates, c, dt, valid, seg, s) -> VehicleState:
@@ -114,7 +116,7 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) ->
     # a law that does not need MEDUSA's shrink-on-contact rule keeps the step at dt
     touching = (touching | walls_touching) & LAWS.resolve(settings.contact_law, where="Settings.contact_law"
                                                           ).shrink_on_contact
-    rates, (seg, s, off_road) = rates_of_vehicles(batch_item, state, r_pred, F_pred, settings)
+    rates, wheels, (seg, s, off_road) = rates_of_vehicles(batch_item, state, r_pred, F_pred, settings)
     # A fusion boundary: without it XLA copies the whole rate computation (tires, road) into
     # each state update and into the finiteness check below, evaluating it several times.
     rates, c = jax.lax.optimization_barrier((rates, c))
@@ -136,5 +138,5 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) ->
     barriers = jax.tree.map(lambda new, old: jnp.where(ok, new, old), barriers, state.barriers)
     vehicles = jax.tree.map(lambda new, old: jnp.where(take, new, old), new_vs, vs)
     info = StepInfo(accepted=take, dt=clk.dt, contact_dv=jnp.where(valid[:, None], c.dv, 0.0), pairs=pair_info,
-                    crash=crash)
+                    crash=crash, wheels=wheels)
     return SimState(vehicles=vehicles, pairs=pairs, clock=clock, barriers=barriers), info

@@ -68,3 +68,30 @@ def test_smartpath_angles():
     p = 0.05  # nose down by 0.05 rad: d1 = (cos p, 0, -sin p), d3 = (sin p, 0, cos p)
     F = jnp.array([[math.cos(p), 0.0, math.sin(p)], [0.0, 1.0, 0.0], [-math.sin(p), 0.0, math.cos(p)]])
     assert float(orientation_angles(F)[1]) == pytest.approx(p)
+
+
+def test_wheel_info_contact_points_and_tire_power(model1_at_equilibrium):
+    # A vehicle at its static equilibrium rolling at 20 m/s with a small sideslip on the flat
+    # plane z = 0: the contact points are the assembly points dropped onto z = 0, and each
+    # tire's power is its in-plane force (fx e_x - fy e_y, eq 1.16) dotted with the assembly
+    # point's in-plane velocity (eq 1.18), by hand below. Free-rolling tires only dissipate: every power is <= 0.
+    from jaxmedusa.physics.vehicle import vehicle_rates
+
+    p = vehicle_params(model1_at_equilibrium)
+    r = jnp.array([0.0, 0.0, float(p.eq_r3)])
+    F = jnp.asarray(p.eq_F)
+    v = jnp.array([20.0, 0.4, 0.0])
+    W = jnp.zeros((3, 3)).at[:, 1].set(jnp.array([-0.05, 0.0, 0.0]))  # a yaw rate: d2' = -omega d1
+    alpha = jnp.full(4, -0.02)
+    _, wheels, _ = vehicle_rates(p, None, r, F, v, W, alpha, jnp.zeros(4), 0, 0.0, 0.0, 0.0)
+    rq = r + p.X @ F.T
+    np.testing.assert_allclose(wheels.point[:, :2], rq[:, :2], atol=1e-12)
+    np.testing.assert_allclose(wheels.point[:, 2], 0.0, atol=1e-12)
+    vq = v + p.X @ W.T
+    ex = F[:, 0].at[2].set(0.0)  # eq (1.14) on the plane: d1 projected, normalised
+    ex = ex / jnp.linalg.norm(ex)
+    ey = jnp.cross(jnp.array([0.0, 0.0, -1.0]), ex)  # e_y = e_z x e_x with e_z = -e3 pointing down
+    f = wheels.fx[:, None] * ex - wheels.fy[:, None] * ey
+    vt = vq.at[:, 2].set(0.0)
+    np.testing.assert_allclose(wheels.power, jnp.sum(f * vt, axis=1), rtol=1e-9, atol=1e-9)
+    assert np.all(np.asarray(wheels.power) <= 1e-9) and float(jnp.sum(wheels.power)) < -1.0
