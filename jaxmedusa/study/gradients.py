@@ -56,7 +56,7 @@ _PATH_UNITS = {"x": "m", "y": "m", "speed": "m/s", "heading": "deg", "orientatio
                **{f"crush_a_{f}": "N/m" for f in ("front", "rear", "side")},
                **{f"crush_b_{f}": "N/m^2" for f in ("front", "rear", "side")},
                "mu": "-", "mu_barrier": "-", "v_slip": "m/s", "crush_rate": "s/m", "unload_exp": "-",
-               "width_min": "m"}
+               "width_min": "m", "restitution_high": "-"}
 
 
 def gradient_column(of: str, wrt: str) -> str:

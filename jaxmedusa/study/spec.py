@@ -227,3 +227,5 @@ def check_contact(c: dict, fail):
         fail("v_slip", f"{c['v_slip']:g} must be > 0 [m/s] (the friction regularisation speed)")
     if "unload_exp" in c and not c["unload_exp"] >= 1.0:
         fail("unload_exp", f"{c['unload_exp']:g} must be >= 1 (unloading below the loading line)")
+    if "restitution_high" in c and not 0.0 <= c["restitution_high"] < 1.0:
+        fail("restitution_high", f"{c['restitution_high']:g} must lie in [0, 1)")
