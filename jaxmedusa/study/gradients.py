@@ -45,7 +45,8 @@ __all__ = ["GRADIENT_METRICS", "gradient_column", "output_columns", "check_gradi
 
 # Metrics with a derivative (floats); counts, flags and clock hours are left out.
 GRADIENT_METRICS = tuple(m for m in VEHICLE_METRICS
-                         if m not in ("contact_episodes", "pdof_clock", "spin_out", "lane_departure"))
+                         if m not in ("contact_episodes", "pdof_clock", "spin_out", "lane_departure",
+                                       "collision_pdof_clock", "cdc"))
 REL_STEP = 1e-6  # relative step of the build's central difference (module docstring)
 
 # Units of the values a study path sets (for the unit metadata of gradient columns).

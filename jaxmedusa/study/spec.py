@@ -39,6 +39,8 @@ METRIC_GROUPS = {
     "energy": ("energy_start", "energy_end"),
     "crash": ("max_crush", "residual_crush", "pulse_duration", "mean_decel_g", "peak_decel_g", "restitution",
               "absorbed_energy", "ees"),
+    "damage": ("c1", "c2", "c3", "c4", "c5", "c6", "damage_width", "damage_offset", "crash3_energy",
+               "collision_delta_v", "collision_pdof_clock", "cdc"),
 }
 assert set(itertools.chain(*METRIC_GROUPS.values())) == set(VEHICLE_METRICS)
 

@@ -26,10 +26,11 @@ import pytest
 import jaxmedusa  # noqa: F401  (float64)
 from jaxmedusa.analysis.crash3 import (barrier_equivalent_speed, closing_speed, crash3_delta_v, crash3_energy,
                                        force_direction_factor, stiffness_from_speed_line)
+from jaxmedusa.analysis.damage import cdc_string
 from jaxmedusa.analysis.outcomes import Outcomes, outcome_arrays
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
-from jaxmedusa.core.scenario import RoadSpec, VehicleSpec
+from jaxmedusa.core.scenario import BarrierSpec, RoadSpec, VehicleSpec
 from jaxmedusa.io.scenario_toml import load_scenario
 from jaxmedusa.solver.simulate import simulate
 
@@ -59,6 +60,13 @@ def rear_end():
         sc.vehicles[0] = VehicleSpec(model=0, x=0.0, y=0.0, orientation=0.0, speed=10.0 + kmh / 3.6)
         sc.vehicles[1] = VehicleSpec(model=0, x=4.01, y=0.0, orientation=0.0, speed=10.0)
         cases.append(sc)
+    # last: a 90-degree side impact at 40 km/h, car 1's front into car 2's right side (car 2
+    # at rest, heading +E2, its side 1 cm ahead of car 1's front)
+    sc, _ = load_scenario(ROOT / "studies" / "medusa" / "offset")
+    sc.road = RoadSpec(points=None)
+    sc.vehicles[0] = VehicleSpec(model=0, x=0.0, y=0.0, orientation=0.0, speed=40.0 / 3.6)
+    sc.vehicles[1] = VehicleSpec(model=0, x=2.81, y=0.0, orientation=90.0, speed=0.0)
+    cases.append(sc)
     return _run(cases)
 
 
@@ -70,6 +78,11 @@ def barrier():
         sc, cfg = load_scenario(ROOT / "studies" / "medusa" / "barrier")
         sc.vehicles[0] = VehicleSpec(model=0, x=0.29, y=0.0, orientation=0.0, speed=kmh / 3.6)
         cases.append(sc)
+    # last: 56 km/h into a rigid block covering the car's left 40 % (0.64 m of its 1.6 m)
+    sc, cfg = load_scenario(ROOT / "studies" / "medusa" / "barrier")
+    sc.vehicles[0] = VehicleSpec(model=0, x=0.29, y=0.0, orientation=0.0, speed=56.0 / 3.6)
+    sc.barriers = [BarrierSpec(kind="box", position=(3.3, 0.8 - 0.64 + 1.0, 0.5), size=(2.0, 2.0, 1.0))]
+    cases.append(sc)
     return _run(cases, cfg)
 
 
@@ -77,8 +90,8 @@ def test_restitution_falls_with_closing_speed_as_in_staged_tests():
     """0.2-0.45 at 5 and 10 km/h closing speed, at most 0.15 at 40 km/h (SAE 931842; module
     docstring), both cars alike (equal and opposite impulses), and lower at 40 than at 10."""
     m = rear_end()
-    e = m["restitution"][:, 0]
-    np.testing.assert_allclose(m["restitution"][:, 1], e, rtol=1e-9)
+    e = m["restitution"][: len(CLOSING_KMH), 0]
+    np.testing.assert_allclose(m["restitution"][: len(CLOSING_KMH), 1], e, rtol=1e-9)
     assert np.all((e[:2] >= 0.2) & (e[:2] <= 0.45)), e
     assert e[3] <= 0.15 and e[3] < e[1], e
 
@@ -86,7 +99,7 @@ def test_restitution_falls_with_closing_speed_as_in_staged_tests():
 def test_collinear_impact_has_no_vertical_delta_v():
     """|dv_z| < 3 % of |dv_x| for both cars at every closing speed (the law is planar; the
     vertical delta-V left comes from no contact force at all)."""
-    dv = rear_end()["delta_v_vec"]  # [case, vehicle, 3]
+    dv = rear_end()["delta_v_vec"][: len(CLOSING_KMH)]  # [case, vehicle, 3]
     assert np.all(np.abs(dv[..., 0]) > 0.5)  # a real impact at every speed
     assert np.all(np.abs(dv[..., 2]) < 0.03 * np.abs(dv[..., 0]))
 
@@ -104,8 +117,65 @@ def test_crash3_energy_and_speed_from_the_residual_crush(k):
 
 
 def test_barrier_impact_has_no_vertical_delta_v():
-    dv = barrier()["delta_v_vec"][:, 0]
+    dv = barrier()["delta_v_vec"][: len(BARRIER_KMH), 0]
     assert np.all(np.abs(dv[:, 2]) < 0.03 * np.abs(dv[:, 0]))
+
+
+# ----------------------------------------------------------------------------- damage (analysis/damage.py)
+
+
+def _profile(m, k, v):
+    return np.array([m[f"c{i}"][k, v] for i in range(1, 7)])
+
+
+def test_full_width_barrier_profile_is_flat_and_its_cdc_is_12FDEW():
+    """Full-width rigid barrier at 56 km/h: C1..C6 equal within 1 % and equal to the residual
+    crush, the damage width the car's 1.6 m; CDC 12FDEW with the extent zone of the deepest
+    crush, ceil(C / (0.1 x 4.0 m)) (analysis/damage.py); the CRASH3 energy of the profile is
+    the metric's."""
+    m = barrier()
+    k = BARRIER_KMH.index(56.0)
+    c = _profile(m, k, 0)
+    assert c.min() > 0.5 and np.ptp(c) <= 0.01 * c.mean()
+    assert c.mean() == pytest.approx(m["residual_crush"][k, 0], rel=1e-9)
+    assert m["damage_width"][k, 0] == pytest.approx(WIDTH, rel=1e-9)
+    zone = math.ceil(c.max() / 0.4)
+    assert cdc_string(m["cdc"][k, 0]) == f"12FDEW{zone}"
+    assert m["crash3_energy"][k, 0] == pytest.approx(float(crash3_energy(c, WIDTH, A_FRONT, B_FRONT)), rel=1e-9)
+
+
+def test_offset_barrier_profile_tapers_to_the_free_side():
+    """A rigid block over the car's left 40 %: damage on the left of the front (CDC area F,
+    location L or Y), a damage width below the car's, and C1 (left, struck) >= C6 (towards the
+    free side), the profile never rising towards the free side."""
+    m = barrier()
+    k = len(BARRIER_KMH)
+    c = _profile(m, k, 0)
+    cdc = cdc_string(m["cdc"][k, 0])
+    assert cdc[2] == "F" and cdc[3] in "LY", cdc
+    assert 0.3 < m["damage_width"][k, 0] < 1.2 and m["damage_offset"][k, 0] > 0.0
+    assert c[0] > 0.1 and np.all(np.diff(c) <= 1e-9) and c[-1] < c[0]
+
+
+def test_side_impact_gives_3_or_9_oclock_on_the_struck_side():
+    """90 degrees, car 1's front into car 2's side: car 2's CDC is 09L... (its left side faces
+    car 1) or 03R..., car 1's 12F..; per-collision delta-V of the two cars in the mass ratio
+    (equal masses: equal, 1e-6 relative)."""
+    m = rear_end()
+    k = len(CLOSING_KMH)
+    struck, striking = cdc_string(m["cdc"][k, 1]), cdc_string(m["cdc"][k, 0])
+    assert struck[:3] in ("09L", "03R"), struck
+    assert striking[:3] == "12F", striking
+    assert m["collision_pdof_clock"][k, 1] in (3, 9)
+    assert m["collision_delta_v"][k, 1] == pytest.approx(m["collision_delta_v"][k, 0], rel=1e-6)
+
+
+def test_no_permanent_crush_gives_no_profile_and_no_cdc():
+    """Below the damage threshold (5 km/h closing) nothing stays: C = 0, width 0, CDC ''."""
+    m = rear_end()
+    assert np.all(_profile(m, 0, 0) == 0.0) and m["damage_width"][0, 0] == 0.0
+    assert cdc_string(m["cdc"][0, 0]) == ""
+    assert m["collision_pdof_clock"][0, 0] == 12 and m["collision_pdof_clock"][0, 1] == 6  # front / rear
 
 
 # ----------------------------------------------------------------------------- crash3.py by hand

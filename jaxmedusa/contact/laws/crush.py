@@ -52,7 +52,7 @@ from jaxmedusa.contact.shapes.support import extent, horizontal_tangent
 from jaxmedusa.contact.types import ContactLaw, ContactTerms, Crush, material_point_velocity
 from jaxmedusa.core.safe_math import TINY, normalize, safe_pow
 
-__all__ = ["CrushForce", "crush_force", "unloading_exponent", "RESTITUTION_SHAPE", "friction_force", "face_coefficients", "applied_terms", "engaged_width",
+__all__ = ["CrushForce", "crush_force", "unloading_exponent", "RESTITUTION_SHAPE", "friction_force", "face_coefficients", "applied_terms", "body_normal", "engaged_width",
            "pair_terms", "wall_terms", "LAW", "FRONT", "REAR", "SIDE"]
 
 FRONT, REAR, SIDE = 0, 1, 2  # order of VehicleParams.crush_a / crush_b
@@ -150,6 +150,11 @@ def face_coefficients(crush_a, crush_b, F, n_out):
     return jnp.dot(w, crush_a), jnp.dot(w, crush_b)
 
 
+def body_normal(F, n):
+    """A world direction n (3,) in a vehicle's frame: its components along the unit directors."""
+    return jnp.stack([jnp.dot(n, normalize(F[:, i], jnp.eye(3)[i])) for i in range(3)])
+
+
 def applied_terms(force, X, params) -> ContactTerms:
     """ContactTerms of a force (3,) [N] acting at the material point X (3,) [m] of a vehicle:
     dv = f/m, dW[:, i] = X^i f / my^i (eq. 1.31, an applied force through the mass matrix)."""
@@ -191,7 +196,8 @@ def pair_terms(geom, gamma, dmax, m1, m2, p1, p2, cp):
     out = crush_force(delta, rate, dmax, width, a1, b1, a2, b2, cp.unload_exp, cp.crush_rate, cp.restitution_high)
     f2 = out.force * n + friction_force(out.force, v_rel, cp.mu, cp.v_slip, t)  # on body 2
     crush = Crush(touching=geom.touching & (out.force > 0.0), dmax=out.dmax, crush=out.crush,
-                  residual=out.residual, power=out.power)
+                  residual=out.residual, power=out.power, width=width, X=jnp.stack([X1, X2]),
+                  normal=jnp.stack([body_normal(m1.F, n), body_normal(m2.F, -n)]))
     return jnp.zeros_like(gamma), applied_terms(-f2, X1, p1), applied_terms(f2, X2, p2), out.force, crush
 
 
@@ -206,8 +212,10 @@ def wall_terms(wall, gamma, dmax, m, p, cp):
     out = crush_force(depth, rate, dmax, wall.width, a, b, 0.0, jnp.inf, cp.unload_exp, cp.crush_rate,
                       cp.restitution_high)
     f = out.force * wall.n + friction_force(out.force, v_p, cp.mu_barrier, cp.v_slip, horizontal_tangent(wall.n))
+    z3 = jnp.zeros_like(wall.X)
     crush = Crush(touching=wall.touching & (out.force > 0.0), dmax=out.dmax, crush=out.crush,
-                  residual=out.residual, power=out.power)
+                  residual=out.residual, power=out.power, width=wall.width, X=jnp.stack([wall.X, z3]),
+                  normal=jnp.stack([body_normal(m.F, -wall.n), z3]))
     return gamma, applied_terms(f, wall.X, p), out.force, crush
 
 
