@@ -24,9 +24,8 @@ B0 = A_FRONT / B_FRONT * B1  # [m/s]
 V = 56.0 / 3.6
 
 FIT = {
-    "scenario": {"path": str(ROOT / "studies" / "medusa" / "barrier"),
-                 "overrides": {"vehicles": {"1": {"x": 0.29}}}},
-    "simulation": {"end_time": 0.16, "dt": 4e-4, "step_control": "constant", "save_every": 0.16},
+    "scenario": {"path": str(ROOT / "studies" / "medusa" / "barrier")},  # the car 0.3 m from the wall
+    "simulation": {"end_time": 0.18, "dt": 4e-4, "step_control": "constant", "save_every": 0.16},
     "unknowns": {"v1_speed": {"path": "vehicles.1.speed", "initial": V, "bounds": [10.0, 25.0]}},
     "observations": [{"vehicle": 1, "time": "end", **{f"c{i}": 0.55 for i in range(1, 7)},
                       "sigma": {f"c{i}": 0.02 for i in range(1, 7)}}],
