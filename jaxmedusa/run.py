@@ -142,8 +142,8 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
         if pulse_cols is not None:
             write_pulse(pulse_cols, out_dir / "crash_pulse.parquet")
         if dm is not None:
-            rows = damage_rows(jax.tree.map(lambda x: x[0], dm), jax.tree.map(lambda x: np.asarray(x)[0], batch.vehicle),
-                               len(scenario.vehicles))
+            first = jax.tree.map(lambda x: np.asarray(x)[0], (dm, batch.vehicle))  # the one scenario
+            rows = damage_rows(*first, len(scenario.vehicles))
             write_damage(rows, out_dir / "damage.parquet")
     return RunOutput(scenario=scenario, settings=settings, result=result, out_dir=out_dir, wall_time=wall,
                      pulse_columns=pulse_cols, counts=counts)

@@ -18,15 +18,19 @@ B_s = B_i B_j / (B_i + B_j), and its permanent overlap is delta_p = sum_i max(0,
 - d0_i). A rigid barrier is B_j = infinity (s_vehicle = 1).
 
 Unloading (and reloading below delta_max): F/w = B_s delta_max ((delta - delta_p) /
-(delta_max - delta_p))^n, n = ContactParams.unload_exp >= 1. It lies below the loading line,
-so every load-unload cycle absorbs energy; it returns the fraction 2 (delta_max - delta_p) /
-((n + 1) delta_max) of the loading energy (restitution^2 without the rate term). delta_max,
-the largest overlap reached, is the pair's state (core.state.PairState.crush): permanent.
+(delta_max - delta_p))^n. It lies below the loading line, so every load-unload cycle absorbs
+energy; it returns the fraction 2 q / (n + 1) of the loading energy, q = (delta_max -
+delta_p) / delta_max (restitution^2 of the structure). n follows the state (unloading_exponent)
+so that the restitution falls with the crush depth as staged tests show: e(q) = e_high +
+(e_low - e_high) q^6, e_low = sqrt(2 / (unload_exp + 1)), e_high = restitution_high.
+delta_max, the largest overlap reached, is the pair's state (core.state.PairState.crush):
+permanent.
 
 Crush rate: F = w f(delta) max(0, 1 + zeta d(delta)/dt), zeta = ContactParams.crush_rate
-[s/m] (strain-rate stiffening on loading, a dashpot-like loss on unloading; its power is
-never positive). Friction: Coulomb, mu F, opposing the tangential sliding velocity v_t at the
-contact point, regularised as v_t / sqrt(|v_t|^2 + v_slip^2) (smooth and differentiable).
+[s/m] (default 0; its power is never positive). The law is planar (CRASH3, EDSMAC): the force
+acts along the horizontal part of the contact normal, and friction (Coulomb, mu F) along the
+horizontal tangent t = E3 x n against the sliding speed v_t = v_rel . t, regularised as
+v_t / sqrt(v_t^2 + v_slip^2) (smooth and differentiable).
 
 Faces. The outward normal of vehicle i at the contact, in its body frame (u1 forward, u2
 left), weights its face coefficients: B = (max(u1,0)^2 B_front + max(-u1,0)^2 B_rear +
@@ -52,7 +56,8 @@ from jaxmedusa.contact.shapes.support import extent, horizontal_tangent
 from jaxmedusa.contact.types import ContactLaw, ContactTerms, Crush, material_point_velocity
 from jaxmedusa.core.safe_math import TINY, normalize, safe_pow
 
-__all__ = ["CrushForce", "crush_force", "unloading_exponent", "RESTITUTION_SHAPE", "friction_force", "face_coefficients", "applied_terms", "body_normal", "engaged_width",
+__all__ = ["CrushForce", "crush_force", "unloading_exponent", "RESTITUTION_SHAPE", "friction_force", "face_coefficients",
+           "applied_terms", "body_normal", "engaged_width",
            "pair_terms", "wall_terms", "LAW", "FRONT", "REAR", "SIDE"]
 
 FRONT, REAR, SIDE = 0, 1, 2  # order of VehicleParams.crush_a / crush_b
