@@ -13,3 +13,24 @@ def fail(message: str) -> None:
     # escaped: messages hold file text, keys and paths with [brackets] (e.g. jaxmedusa[ray])
     console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)  # no wrapping: paths stay whole
     raise typer.Exit(code=2)
+
+
+def fail_write(exc: OSError, where) -> None:
+    """Exit 2 for a write that failed (a full disk, a folder made read-only meanwhile),
+    naming the path; files written earlier stay whole (atomic writes, io/tables.py)."""
+    fail(f"{getattr(exc, 'filename', None) or where}: cannot write ({getattr(exc, 'strerror', None) or exc})")
+
+
+def check_settings_and_start(settings, scenario, source) -> None:
+    """Input errors a study or fit shares with `run`, before anything is compiled: an end
+    time shorter than one step; vehicles overlapping at t = 0 in the base scenario (unless
+    it says intended_overlap)."""
+    from jaxmedusa.io.overlap_check import initial_overlaps
+
+    if settings.end_time < settings.dt:
+        fail(f"{source}: simulation.end_time {settings.end_time:g} s is shorter than one step "
+             f"(dt = {settings.dt:g} s): nothing would be simulated")
+    overlaps = [] if scenario.intended_overlap else initial_overlaps(scenario)
+    if overlaps:
+        fail(f"{source}: " + "; ".join(overlaps) + " (contact boxes in plan view); if this is meant, set "
+             "intended_overlap = true in the scenario")
