@@ -52,7 +52,7 @@ def sensitivity(
     check_settings_and_start(spec.settings, spec.base, study)
     out = out if out is not None else Path("results") / spec.name
     try:  # before anything is compiled
-        prepare_output(out, "sensitivity", spec.name, overwrite=overwrite, keep_derived=resume)
+        prepare_output(out, "sensitivity", spec.name, overwrite=overwrite, resume=resume)
     except ValueError as exc:
         fail(str(exc))
     console.print(CompileNotice(f"the {spec.name} design's chunk loop", spec.settings, f"sensitivity {spec.name}",

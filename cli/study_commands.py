@@ -58,7 +58,7 @@ def sweep(
     check_settings_and_start(spec.settings, spec.base, study)
     out = out if out is not None else Path("results") / spec.name
     try:  # before anything is compiled: a file, an unwritable folder, another kind of results
-        prepare_output(out, "study", spec.name, overwrite=overwrite, keep_derived=resume)
+        prepare_output(out, "study", spec.name, overwrite=overwrite, resume=resume)
     except ValueError as exc:
         fail(str(exc))
     console.print(CompileNotice(f"the {spec.name} study's chunk loop", spec.settings, f"sweep {spec.name} {batch}",

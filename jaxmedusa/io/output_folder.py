@@ -12,7 +12,7 @@ Every command that writes results (`run`, `sweep`, `fit`, `sensitivity`, `infer`
   older jaxmedusa, or by hand) is treated the same way;
 * when results of the same kind and name are replaced (or anything is replaced under
   `overwrite`), removes the files derived from them (`plots/`, animations): a picture
-  never outlives the results it shows. `keep_derived=True` (a resumed sweep) keeps them.
+  never outlives the results it shows. `resume=True` (a resumed sweep) keeps them.
 * writes the marker (atomically).
 
 The results themselves are written atomically (a hidden temporary file in the same folder,
@@ -99,6 +99,19 @@ def remove_derived(folder: str | Path) -> list[Path]:
     return gone
 
 
+def _legacy_kind(found: list[str]) -> str | None:
+    """The kind of a folder without a marker, from the files it holds (None: unclear)."""
+    if "sensitivity.parquet" in found:
+        return "sensitivity"
+    if "fit.parquet" in found:
+        return "fit"
+    if {"chunks", "sweep.json", "scenarios.parquet"} & set(found):
+        return "study"
+    if "trajectory.parquet" in found:
+        return "run"
+    return None
+
+
 def _describe(marker: dict | None, found: list[str]) -> str:
     if marker is None:
         return f"results without a {MARKER} marker ({', '.join(found)})"
@@ -106,9 +119,12 @@ def _describe(marker: dict | None, found: list[str]) -> str:
 
 
 def prepare_output(folder: str | Path, kind: str, name: str, overwrite: bool = False,
-                   keep_derived: bool = False, option: str = "--out") -> Path:
+                   resume: bool = False, option: str = "--out") -> Path:
     """Get `folder` ready for results of `kind` ("run", "study", ...) named `name` (module
-    docstring). Returns the folder. `option` is how the user named it (for messages)."""
+    docstring). Returns the folder. `option` is how the user named it (for messages).
+    `resume`: the command continues what the folder holds (a sweep's --resume): derived
+    files are kept, and a folder of the same kind without a marker (an older jaxmedusa's)
+    is accepted, its own checks (study fingerprints) deciding."""
     if kind not in KINDS:
         raise ValueError(f"unknown output kind {kind!r}; one of {', '.join(KINDS)}")
     folder = Path(folder)
@@ -117,6 +133,8 @@ def prepare_output(folder: str | Path, kind: str, name: str, overwrite: bool = F
     marker = read_marker(folder) if folder.is_dir() else None
     found = _results_in(folder) if folder.is_dir() else []
     same = marker is not None and marker.get("kind") == kind and marker.get("name") == name
+    if marker is None and resume and _legacy_kind(found) in (kind, "study" if kind == "sensitivity" else kind):
+        same = True
     if (marker is not None or found) and not same:
         if not overwrite:
             raise OutputFolderError(
@@ -127,7 +145,7 @@ def prepare_output(folder: str | Path, kind: str, name: str, overwrite: bool = F
             p = folder / n
             shutil.rmtree(p) if p.is_dir() else p.unlink()
     check_writable(folder, option)
-    if not keep_derived:
+    if not resume:
         remove_derived(folder)
     from jaxmedusa.io.tables import write_text  # here: keeps this module light for the CLI's checks
 
