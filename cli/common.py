@@ -5,6 +5,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from jaxmedusa.io.overlap_check import initial_overlaps
+
 console = Console()
 
 
@@ -25,8 +27,6 @@ def check_settings_and_start(settings, scenario, source) -> None:
     """Input errors a study or fit shares with `run`, before anything is compiled: an end
     time shorter than one step; vehicles overlapping at t = 0 in the base scenario (unless
     it says intended_overlap)."""
-    from jaxmedusa.io.overlap_check import initial_overlaps
-
     if settings.end_time < settings.dt:
         fail(f"{source}: simulation.end_time {settings.end_time:g} s is shorter than one step "
              f"(dt = {settings.dt:g} s): nothing would be simulated")

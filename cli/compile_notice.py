@@ -19,7 +19,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from functools import cache
 from pathlib import Path
+
+import jaxmedusa
+from jaxmedusa.contact.stage import shape_name
+from jaxmedusa.core import executable_cache
 
 __all__ = ["CompileNotice", "FIRST_COMPILE_SECONDS"]
 
@@ -35,9 +40,14 @@ FIT_FIRST_COMPILE_SECONDS = 200.0
 TIMES_FILE = "compile-times.json"
 
 
-def _times_path() -> Path | None:
-    from jaxmedusa.core import executable_cache
+@cache
+def _package_stamp() -> str:
+    """Names and modification times of the package's modules: an edit compiles again."""
+    root = Path(jaxmedusa.__file__).parent
+    return hashlib.sha256("".join(f"{p}{p.stat().st_mtime_ns}" for p in sorted(root.rglob("*.py"))).encode()).hexdigest()
 
+
+def _times_path() -> Path | None:
     folder = executable_cache.folder()
     return None if folder is None else folder.parent / TIMES_FILE
 
@@ -58,13 +68,9 @@ class CompileNotice:
     def __init__(self, what: str, settings, program_key: str, contact: bool = True, estimate: float | None = None):
         """`contact`: whether anything can touch (two vehicles, or a barrier); `estimate` [s]
         replaces the table's figure (a fit's bigger program)."""
-        from jaxmedusa.contact.stage import shape_name
-        from jaxmedusa.core import executable_cache
-
         self.what = what
         self.shape = shape_name(settings) if settings.contact and contact else "none"
-        source = executable_cache._source_digest()[:16]  # an edit of the package compiles again
-        self.key = hashlib.sha256(f"{source}\n{program_key}\n{settings!r}".encode()).hexdigest()[:24]
+        self.key = hashlib.sha256(f"{_package_stamp()}\n{program_key}\n{settings!r}".encode()).hexdigest()[:24]
         self.seen = _read().get(self.key)
         self.estimate = estimate
 

@@ -27,6 +27,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from jaxmedusa.io.tables import write_text
+
 __all__ = ["MARKER", "KINDS", "OutputFolderError", "prepare_output", "check_writable", "read_marker",
            "RESULT_NAMES", "DERIVED_NAMES", "remove_derived"]
 
@@ -147,7 +149,5 @@ def prepare_output(folder: str | Path, kind: str, name: str, overwrite: bool = F
     check_writable(folder, option)
     if not resume:
         remove_derived(folder)
-    from jaxmedusa.io.tables import write_text  # here: keeps this module light for the CLI's checks
-
     write_text(json.dumps({"kind": kind, "name": name}, indent=1) + "\n", folder / MARKER)
     return folder
