@@ -13,7 +13,8 @@ from jaxmedusa.fit import FitProblem, load_fit, solve_fit
 from jaxmedusa.fit.tables import agreeing_starts, write_fit
 from jaxmedusa.io.medusa_files import MedusaInputError
 from jaxmedusa.io.output_folder import prepare_output
-from jaxmedusa_cli.common import check_settings_and_start, console, fail, fail_write
+from jaxmedusa_cli.common import console, fail, fail_write
+from jaxmedusa_cli.input_checks import check_settings_and_start
 from jaxmedusa_cli.compile_notice import FIT_FIRST_COMPILE_SECONDS, CompileNotice
 from jaxmedusa_cli.file_kinds import wrong_kind_message
 from jaxmedusa_cli.interrupt import on_interrupt

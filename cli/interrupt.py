@@ -27,8 +27,6 @@ import threading
 from contextlib import contextmanager
 from typing import Callable
 
-from jaxmedusa_cli.common import console
-
 __all__ = ["install", "on_interrupt", "HOOK_SECONDS", "EXIT_CODES"]
 
 HOOK_SECONDS = 0.8  # [s] the hooks get at most this long before the process ends anyway
@@ -53,26 +51,36 @@ def on_interrupt(hook: Callable[[], None]):
 
 def _exit_now(signum: int) -> None:
     code = EXIT_CODES.get(signum, 128 + signum)
+    name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
     done = threading.Event()
 
-    def hooks():
+    def report():  # in a thread of its own: a hook or the console lock can never hold the exit up
         for hook in reversed(list(_hooks)):
             try:
                 hook()
             except Exception as exc:  # noqa: BLE001  (a hook's failure must not keep the process alive)
-                console.print(f"[yellow]while stopping:[/] {type(exc).__name__}: {exc}", markup=True)
+                _say(f"while stopping: {type(exc).__name__}: {exc}")
+        _say(f"stopped by {name} (exit code {code})")
         done.set()
 
-    threading.Thread(target=hooks, daemon=True).start()
+    threading.Thread(target=report, daemon=True).start()
     done.wait(HOOK_SECONDS)
-    name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
     try:
-        console.show_cursor(True)  # a live progress bar hides it
-        console.print(f"[yellow]stopped[/] by {name} (exit code {code})")
         sys.stdout.flush()
         sys.stderr.flush()
     finally:
         os._exit(code)
+
+
+def _say(text: str) -> None:
+    """Print on the commands' console (common.py) once it is loaded, else on stderr: this
+    module imports nothing heavy, so that it is in place within milliseconds of the start."""
+    common = sys.modules.get("jaxmedusa_cli.common")
+    if common is None:
+        sys.stderr.write(text + "\n")
+        return
+    common.console.show_cursor(True)  # a live progress bar hides it
+    common.console.print(text, markup=False, highlight=False)
 
 
 def _watch(fd: int) -> None:

@@ -14,7 +14,8 @@ from jaxmedusa.io import tables
 from jaxmedusa.io.medusa_files import MedusaInputError
 from jaxmedusa.study import load_study, parse_shard, run_study
 from jaxmedusa.io.output_folder import prepare_output
-from jaxmedusa_cli.common import check_settings_and_start, console, fail, fail_write
+from jaxmedusa_cli.common import console, fail, fail_write
+from jaxmedusa_cli.input_checks import check_settings_and_start
 from jaxmedusa_cli.compile_notice import CompileNotice
 from jaxmedusa_cli.file_kinds import wrong_kind_message
 from jaxmedusa_cli.interrupt import on_interrupt

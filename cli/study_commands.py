@@ -17,7 +17,8 @@ from jaxmedusa.study.ray_backend import RayUnavailable, run_study_ray
 from jaxmedusa.study.runner import SweepInterrupted
 from jaxmedusa.io.output_folder import check_writable, prepare_output, read_marker
 from jaxmedusa.study.store import read_chunks
-from jaxmedusa_cli.common import check_settings_and_start, console, fail, fail_write
+from jaxmedusa_cli.common import console, fail, fail_write
+from jaxmedusa_cli.input_checks import check_settings_and_start
 from jaxmedusa_cli.compile_notice import CompileNotice
 from jaxmedusa_cli.file_kinds import wrong_kind_message
 from jaxmedusa_cli.interrupt import on_interrupt

@@ -163,3 +163,24 @@ def test_compile_notice_gives_an_estimate(tmp_path, monkeypatch):
     again = CompileNotice("the offset scenario's loop", Settings(contact_geometry="medusa_search"), "run 2")
     assert again.line().startswith("loading") and "93 s" in again.line()
     assert math.isclose(again.seen, 93.4)
+
+
+def test_xla_log_lines_are_hidden_by_the_command():
+    """XLA's "Very slow compile?" alarm is a C++ LOG(ERROR) line; TF_CPP_MIN_LOG_LEVEL=3,
+    which importing jaxmedusa_cli sets unless the user did, hides every such line. Shown
+    with XLA's verbose INFO lines (TF_CPP_MAX_VLOG_LEVEL=1), which appear at level 0 (the
+    control: the test could fail) and not after importing jaxmedusa_cli."""
+    import os
+    import subprocess
+    import sys
+
+    code = "import {} jax; jax.jit(lambda x: x + 1)(1.0)"
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    env.update(TF_CPP_MAX_VLOG_LEVEL="1", JAX_PLATFORMS="cpu")
+    shown = subprocess.run([sys.executable, "-c", code.format("")], env={**env, "TF_CPP_MIN_LOG_LEVEL": "0"},
+                           capture_output=True, text=True, timeout=120)
+    hidden = subprocess.run([sys.executable, "-c", code.format("jaxmedusa_cli,")], env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert shown.returncode == 0 and hidden.returncode == 0, (shown.stderr[-2000:], hidden.stderr[-2000:])
+    assert "I0000" in shown.stderr or ".cc:" in shown.stderr, shown.stderr[-2000:]
+    assert ".cc:" not in hidden.stderr, hidden.stderr[-2000:]

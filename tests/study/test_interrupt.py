@@ -160,9 +160,9 @@ def test_run_stops_at_every_moment_on_a_cold_cache(tmp_path):
     args = ["run", ROOT / "studies" / "medusa" / "straight", "-t", "300", "--out", tmp_path / "out"]
 
     p = _cli(args, tmp_path / "cache-a")
-    # importing typer and JAX (2-3 s). Not earlier: in the interpreter's own start-up (its
-    # site module, ~0.1-0.3 s, before any jaxmedusa code) Python's default handler still acts
-    time.sleep(1.0)
+    # importing rich, typer and JAX (2-3 s). Not earlier: in the interpreter's own start-up
+    # (its site module, 0.05-0.15 s, before any jaxmedusa code) Python's default handler still acts
+    time.sleep(0.5)
     _assert_stopped(*_stop(p, signal.SIGINT))
 
     # SIGTERM while tracing and compiling (SIGINT there: the fit test below)
