@@ -376,12 +376,14 @@ def run_study(study: Study, out: str | Path | None = None, batch: int | None = N
     done_rows, finished = 0, []
     try:
         with progress_bar(progress, len(todo)) as bar:
-            task = bar.add_task(study.name, total=sum(plan.rows(k).stop - plan.rows(k).start for k in todo))
+            # "compiling" until the first slice returns (the first chunk compiles its loop)
+            task = bar.add_task(f"{study.name}: compiling", total=sum(plan.rows(k).stop - plan.rows(k).start
+                                                                      for k in todo))
             for k in todo:
                 rows = plan.rows(k).stop - plan.rows(k).start
 
                 def moved(frac, base=done_rows, rows=rows):
-                    bar.update(task, completed=base + frac * rows)
+                    bar.update(task, completed=base + frac * rows, description=study.name)
 
                 done_rows += write_chunk(study, out, plan, k, sharding, moved if progress else None)
                 finished.append(k)
