@@ -26,17 +26,9 @@ from jaxmedusa.solver.simulate import Samples, SimResult, cached_advance, cached
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 from jaxmedusa.io.medusa_files import MedusaInputError
 from jaxmedusa.io.overlap_check import initial_overlaps
-from jaxmedusa.solver.trackers import CombinedTracker, EnergyBalanceTracker
+from jaxmedusa.solver.trackers import ENERGY_GAIN_MARGIN, CombinedTracker, EnergyBalanceTracker, energy_gained
 
 SLOTS_PER_CHUNK = 25  # save slots per jitted call, so progress can be shown between calls
-# A run whose total energy exceeds E(0) + W_drive (solver/trackers.py EnergyBalanceTracker)
-# by more than this fraction of E(0) + W_drive gets status energy_gain. Chosen from what the
-# laws gain in the report's examples (docs/robustness.md, "Energy gain"): the crush law
-# 3e-8 (nothing but the integration's error), the MEDUSA law 36 % in the offset example
-# (both shapes, 3 s: it is known to gain there), two vehicles started 1 m inside each
-# other 3,078 %. 100 % flags a run that more than doubles its energy, about three times the
-# MEDUSA law's gain in its own reference example.
-ENERGY_GAIN_MARGIN = 1.0
 
 
 @dataclass
@@ -189,8 +181,7 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     counts_m, own, pm, balance = jax.device_get(metrics)  # numpy from here on: no eager JAX operations
     energy = {k: float(np.asarray(v)[0]) for k, v in balance._asdict().items()}
     clock = jax.device_get(state.clock)
-    if int(clock.status[0]) == Status.OK and energy["max_gain"] > ENERGY_GAIN_MARGIN * (
-            energy["initial"] + energy["drive_work"]):
+    if int(clock.status[0]) == Status.OK and bool(energy_gained(balance)[0]):
         state = replace(state, clock=replace(clock, status=np.full_like(clock.status, int(Status.ENERGY_GAIN))))
     counts = {k: int(v[0]) for k, v in counts_dict(counts_m).items()}
     pulse_cols = pulse_columns(jax.tree.map(lambda x: x[0], pm), len(scenario.vehicles)) if pulse else None
