@@ -20,7 +20,7 @@ from jaxmedusa_cli.app import app
 
 from helpers import EXAMPLES
 
-END = 0.3  # [s] one compiled loop for the one-vehicle runs
+END = 0.1  # [s] one compiled loop for the one-vehicle runs (2,000 steps each)
 OVERLAP_END = 0.05  # [s] the overlap's energy appears in the first steps (38 MJ from 0.7 MJ within 1 s, measured)
 
 
