@@ -38,8 +38,10 @@ class VehicleParams:
 
     mass [kg]; my (3,) inertia parameters my^11, my^22, my^33 of eq (1.9) [kg m^2];
     lam = V*lambda/2 and tm = V*mu [N m] (init.c `lam`, `tm`, eqs 1.12-1.13);
-    X (4, 3): material coordinates X_q^i of the suspension assembly points, eq (1.11) [m];
-    spring_ref [m]; C (4,) [N/m]; D (4,) [N s/m]; tau_inv = 1/TIRE [1/s];
+    X (W, 3): material coordinates X_q^i of the suspension assembly points, eq (1.11) [m],
+    W = 4 for MEDUSA's car (FL, FR, RL, RR), 2 per axle for more (padding wheels of a
+    smaller vehicle in the batch have C = D = 0: never loaded);
+    spring_ref [m]; C (W,) [N/m]; D (W,) [N s/m]; tau_inv = 1/TIRE [1/s];
     contact_axes (3,): semi-axes of the contact superellipsoid, half of CONTACT A1 A2 A3 [m];
     eq_r3 [m] and eq_F (3, 3): the EQUILIBRIUM block (columns are directors);
     crush_a (3,) [N/m], crush_b (3,) [N/m^2]: Campbell coefficients of the front, rear and
@@ -61,6 +63,12 @@ class VehicleParams:
     tire: TireSet  # the tire model(s) and parameters (all four tires alike)
     crush_a: jnp.ndarray  # (3,) front, rear, side [N/m]
     crush_b: jnp.ndarray  # (3,) front, rear, side [N/m^2]
+    # rolling-resistance coefficient f_r [-]: force f_r Fz against each wheel's travel (EDC,
+    # "Longitudinal tire force"; physics/wheel_controls.py). 0 in MEDUSA, whose car rolls freely.
+    rolling_resistance: jnp.ndarray | float = 0.0
+    # (W, W) load equaliser of tandem axles (physics/vehicle.py): the wheel loads are
+    # equalise @ (spring forces); None for batches of two-axle cars (compiled out).
+    equalise: jnp.ndarray | None = None
 
 
 def inertia_parameters(ix: float, iy: float, iz: float) -> np.ndarray:
@@ -88,6 +96,46 @@ class DriverParams:
     speed_times: jnp.ndarray
     speed_values: jnp.ndarray
     speed_linear: jnp.ndarray
+    wheels: WheelTables | None = None  # per-wheel brake, lock, throttle; None: none in the batch (compiled out)
+
+
+@pytree_dataclass
+class WheelTables:
+    """Per-wheel driver tables of one vehicle (physics/wheel_controls.py), Kw knots padded by
+    repeating the last knot, W wheels (FL, FR, RL, RR, then further axles left, right; wheels
+    a vehicle lacks hold 0).
+
+    brake_* : brake fraction [-] of the available friction (EDC: attempted force = fraction x
+    mu_peak x Fz; 1.0 the threshold of lock, above 1 the wheel locks); lock_*: 1 locked (full
+    slide at mu_slide), 0 rolling; throttle_*: drive force [N] (limited by friction).
+    *_times (Kw,), *_values (Kw, W), *_linear (): 1.0 piecewise linear, 0.0 piecewise constant.
+    """
+
+    brake_times: jnp.ndarray
+    brake_values: jnp.ndarray
+    brake_linear: jnp.ndarray
+    lock_times: jnp.ndarray
+    lock_values: jnp.ndarray
+    lock_linear: jnp.ndarray
+    throttle_times: jnp.ndarray
+    throttle_values: jnp.ndarray
+    throttle_linear: jnp.ndarray
+
+
+@pytree_dataclass
+class ZoneParams:
+    """Friction zones of one scenario's road (physics/friction.py), leaves [NZ, ...] ([B, NZ, ...]
+    batched), NZ the most zones of any scenario of the batch, NP the most polygon corners.
+
+    corners (NZ, NP, 2): polygon corners [m] (a polygon with fewer corners repeats its last
+    one: a zero-length edge changes nothing); mu_peak, mu_slide (NZ,) [-]; width (NZ,):
+    smoothing width [m] (0: a sharp boundary); valid (NZ,) bool, False for padding zones."""
+
+    corners: jnp.ndarray
+    mu_peak: jnp.ndarray
+    mu_slide: jnp.ndarray
+    width: jnp.ndarray
+    valid: jnp.ndarray
 
 
 @pytree_dataclass
@@ -239,3 +287,4 @@ class Batch:
     contact: ContactParams  # [B]
     road: object  # physics.road.RoadParams with leaves [B, ...], or None for the flat plane z = 0
     barriers: BarrierParams | None = None  # [B, NB, ...], or None: no barriers (contact/barrier.py)
+    zones: ZoneParams | None = None  # [B, NZ, ...], or None: no friction zones (physics/friction.py)

@@ -15,6 +15,22 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+@dataclass(frozen=True)
+class AxleSpec:
+    """An axle behind MEDUSA's front and rear axles (not in MEDUSA): a tandem or tridem axle
+    of a truck (docs/vehicles-and-scenes.md). Its two wheels follow the rear wheels' heading."""
+
+    l: float  # distance of the axle behind the centre of mass [m] (as L2)
+    track: float  # track width [m] (as B)
+    h: float  # centre of mass above the axle's assembly points [m] (as H2)
+    c: float  # spring per wheel [N/m] (as C2)
+    d: float  # damper per wheel [N s/m] (as D2)
+    # True: a load-equalising (walking-beam / equalised leaf) tandem with the axle in front of
+    # it: the wheels of a side share their spring forces equally, as the EDC programs split a
+    # tandem's load ("the loads at wheels 3 and 5 are split equally").
+    equalised: bool = True
+
+
 @dataclass
 class ModelSpec:
     """One MODEL block of model.dat (report section 2.2, init.c `read_models()`)."""
@@ -50,13 +66,27 @@ class ModelSpec:
     crush_b_rear: float = 500.0e3
     crush_a_side: float = 20.0e3
     crush_b_side: float = 350.0e3
+    # Rolling-resistance coefficient f_r [-] (EDC "Longitudinal tire force"; not in MEDUSA, 0:
+    # a free-rolling MEDUSA car never slows). Typical: 0.010-0.015 for cars on asphalt.
+    rolling_resistance: float = 0.0
+    # Further axles behind the rear one (L2), front to rear; () for MEDUSA's two-axle car.
+    extra_axles: tuple[AxleSpec, ...] = ()
+    # Tire parameter overrides per axle, front to rear (dicts of the tire model's parameters;
+    # () or {} for an axle: the vehicle's tires). Trucks: steer and drive tires differ.
+    tires_by_axle: tuple[dict, ...] = ()
+
+    @property
+    def n_axles(self) -> int:
+        return 2 + len(self.extra_axles)
 
 
 @dataclass
 class DriverTable:
     """A time table for a driver input. `kind` is "constant" (piecewise constant:
     value[i] holds from times[i] until times[i+1]; value[0] before times[0]) or
-    "linear" (piecewise linear, held constant outside the table)."""
+    "linear" (piecewise linear, held constant outside the table). In a per-wheel table
+    (VehicleSpec.brake, lock, throttle) a value is a number (every wheel) or a tuple with
+    one number per wheel (FL, FR, RL, RR, then further axles left, right)."""
 
     times: tuple[float, ...] = (0.0,)  # [s], non-decreasing
     values: tuple[float, ...] = (0.0,)
@@ -74,6 +104,27 @@ class VehicleSpec:
     speed: float  # SPEED [m/s]
     tire_speed: DriverTable = field(default_factory=DriverTable)  # TIRE_SPEED [m/s]; |v|<=0.1 free rolling
     steering: DriverTable = field(default_factory=DriverTable)  # STEERING [deg], positive turns left
+    # Per-wheel tables (not in MEDUSA; physics/wheel_controls.py), None when absent: brake
+    # fraction of mu_peak Fz [-] (1.0 the threshold of lock), lock (1 locked: full slide at
+    # mu_slide), throttle: drive force per wheel [N].
+    brake: DriverTable | None = None
+    lock: DriverTable | None = None
+    throttle: DriverTable | None = None
+
+
+WHEEL_TABLES = ("brake", "lock", "throttle")  # the per-wheel tables of a VehicleSpec
+
+
+@dataclass(frozen=True)
+class ZoneSpec:
+    """A friction zone of the road (TOML `[[road.zones]]`, physics/friction.py): a polygon of
+    >= 3 corners (x, y) [m] in the plan view, its peak and sliding friction [-], and an
+    optional smoothing width [m] of its boundary (0: a sharp boundary)."""
+
+    polygon: tuple[tuple[float, float], ...]
+    mu_peak: float
+    mu_slide: float
+    width: float = 0.0
 
 
 @dataclass
@@ -82,6 +133,7 @@ class RoadSpec:
     `points` is None for MEDUSA's ideal flat plane z = 0."""
 
     points: tuple[tuple[float, float, float, float], ...] | None = None
+    zones: tuple[ZoneSpec, ...] = ()  # friction zones on the road (not in MEDUSA)
 
 
 @dataclass(frozen=True)
@@ -146,6 +198,32 @@ KEYWORD_FIELDS = dict(MODEL_KEYWORDS)
 
 # The crush law's per-face coefficients (ModelSpec fields with defaults; not MEDUSA keywords).
 CRUSH_FIELDS = ("crush_a_front", "crush_b_front", "crush_a_rear", "crush_b_rear", "crush_a_side", "crush_b_side")
+
+
+def axle_problems(model: ModelSpec) -> list[tuple[str, str]]:
+    """[(ModelSpec field path, reason)] for impossible further axles or per-axle tires."""
+    out = []
+    last = model.l2
+    for k, a in enumerate(model.extra_axles):
+        where = f"extra_axles[{k + 1}]"
+        for name in ("l", "track", "h", "c", "d"):
+            v = getattr(a, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v)):
+                out.append((f"{where}.{name}", f"{name} is {v!r}, not a finite number"))
+        if out:
+            return out
+        if not a.l > last:
+            out.append((f"{where}.l", f"l {a.l:g} must lie behind the axle in front of it ({last:g} m behind the "
+                        "centre of mass)"))
+        if not a.track > 0.0:
+            out.append((f"{where}.track", f"track {a.track:g} must be > 0 [m]"))
+        for name in ("c", "d"):
+            if getattr(a, name) < 0.0:
+                out.append((f"{where}.{name}", f"{name} {getattr(a, name):g} must be >= 0"))
+        last = a.l
+    if len(model.tires_by_axle) not in (0, model.n_axles):
+        out.append(("tires_by_axle", f"one table per axle ({model.n_axles}) expected, got {len(model.tires_by_axle)}"))
+    return out
 
 
 def crush_problems(model: ModelSpec) -> list[tuple[str, str]]:

@@ -45,6 +45,10 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
             [0.0, 1.0, 0.0],          # the directors (F = d_i (x) E_i)
             [-0.0748, 0.0, 0.9972]]
     tire_model = "calspan"            # optional: a tire model of physics.tire.TIRES
+    rolling_resistance = 0.0          # optional: coefficient f_r [-] (0: MEDUSA's free rolling)
+    extra_axles = [{ l = 2.3, track = 1.8, h = 0.9, c = 6e5, d = 2e4, equalised = true }]  # optional
+                                      # axles behind L2 (a truck's tandem; docs/vehicles-and-scenes.md)
+    tires_by_axle = [{}, { mu_p = 0.8 }, { mu_p = 0.8 }]   # optional tire overrides per axle
     crush_b_front = 550.0e3           # optional: the crush law's Campbell A [N/m], B [N/m^2]
                                       # per face (crush_a|crush_b _front|_rear|_side;
                                       # defaults and sources: docs/crash-law.md)
@@ -57,12 +61,22 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
     orientation_deg = 0.0             # default 0
     tire_speed = 0.0                  # default 0 (|v| <= 0.1: free rolling)
     steering_deg = { times = [0.0, 0.3], values = [0.0, 3.0], kind = "constant" }  # default 0
+    # Optional per-wheel tables (docs/vehicles-and-scenes.md): a number per time is every
+    # wheel, a list one value per wheel (FL, FR, RL, RR, then further axles left, right).
+    brake = { times = [0.0, 0.5], values = [0.0, 0.8] }   # fraction of mu_peak Fz (1.0: lock threshold)
+    lock = { times = [0.0, 1.0], values = [[0, 0, 0, 0], [1, 1, 0, 0]] }   # 1: locked, slides at mu_slide
+    throttle = { times = [0.0], values = [[500.0, 500.0, 0.0, 0.0]] }      # drive force per wheel [N]
 
     # Optional, with either source: the road (default for inline scenarios: MEDUSA's
     # ideal flat plane z = 0; with [medusa] it replaces road.dat).
     [road]
     points = [[0, 0, 0, 0], [30, 0, 0, 5], [60, 0, 0, 0], [90, 0, 0, 0]]  # x, y, z, bank_deg; >= 4
     # or: flat = true                 # the ideal flat plane (RoadSpec(points=None))
+    [[road.zones]]                    # optional friction zones (also with road.dat, or alone)
+    polygon = [[10, -5], [40, -5], [40, 5], [10, 5]]  # >= 3 corners [x, y] [m]
+    mu_peak = 0.5                     # peak and sliding friction inside it [-]
+    mu_slide = 0.4
+    width = 0.0                       # optional smoothing width of the boundary [m] (0: sharp)
 
     # Optional, with either source: per-vehicle / per-model replacements, keyed by the
     # 1-based number; the keys are those of [[vehicles]] / [[models]].
@@ -104,20 +118,21 @@ import dataclasses
 import tomllib
 from pathlib import Path
 
-from jaxmedusa.core.scenario import (CRUSH_FIELDS, BarrierSpec, DriverTable, ModelSpec, RoadSpec, Scenario, VehicleSpec,
-                                     crush_problems)
+from jaxmedusa.core.scenario import (CRUSH_FIELDS, WHEEL_TABLES, AxleSpec, BarrierSpec, DriverTable, ModelSpec, RoadSpec,
+                                     Scenario, VehicleSpec, crush_problems)
 from jaxmedusa.io.medusa_files import (KEYWORD_FIELDS, MedusaInputError, model_problems, read_medusa_folder, read_models,
                                        read_platoon, read_road)
+from jaxmedusa.io.scene_toml import check_scene_model, extra_axles, tires_by_axle, wheel_table, zone
 from jaxmedusa.io.validation import InputErrors, is_number, simulation_settings
 from jaxmedusa.physics.tire import TIRES
 
-__all__ = ["load_scenario", "scenario_from_dict", "driver_table"]
+__all__ = ["load_scenario", "scenario_from_dict", "driver_table", "wheel_table"]
 
 _MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]
-_VEHICLE_KEYS = ("model", "x", "y", "speed", "orientation_deg", "tire_speed", "steering_deg")
+_VEHICLE_KEYS = ("model", "x", "y", "speed", "orientation_deg", "tire_speed", "steering_deg") + WHEEL_TABLES
 _VEHICLE_REQUIRED = ("model", "x", "y", "speed")
 _TOP_KEYS = ("name", "medusa", "models", "vehicles", "road", "overrides", "simulation", "barriers", "intended_overlap")
-_OPTIONAL_MODEL_FIELDS = ("tire_model",) + CRUSH_FIELDS  # fields with defaults
+_OPTIONAL_MODEL_FIELDS = ("tire_model", "rolling_resistance", "extra_axles", "tires_by_axle") + CRUSH_FIELDS
 
 
 def load_scenario(path: str | Path) -> tuple[Scenario, dict]:
@@ -172,12 +187,12 @@ def scenario_from_dict(
         if not folder.is_dir():
             err.fail("medusa.folder", f"folder {folder} does not exist")
         for file, key in (("model.dat", "medusa.folder"), (platoon, "medusa.platoon"), ("road.dat", "medusa.folder")):
-            if not (folder / file).is_file() and not (file == "road.dat" and "road" in data):
+            if not (folder / file).is_file() and not (file == "road.dat" and _replaces_road(data)):
                 err.fail(key, f"{folder / file} does not exist (a MEDUSA folder holds model.dat, the platoon "
                          "file and road.dat)")
         models = read_models(folder / "model.dat")
         vehicles = read_platoon(folder / platoon, len(models))
-        road = None if "road" in data else read_road(folder / "road.dat")
+        road = None if _replaces_road(data) else read_road(folder / "road.dat")
     else:
         if "models" not in data or "vehicles" not in data:
             err.fail("models", "give [medusa] or both [[models]] and [[vehicles]]")
@@ -187,7 +202,7 @@ def scenario_from_dict(
         ]
         road = None if "road" in data else RoadSpec()
     if "road" in data:
-        road = _road(data["road"], err)
+        road = _road(data["road"], err, road)
 
     if "overrides" in data:
         o = err.table(data["overrides"], "overrides")
@@ -233,6 +248,12 @@ def driver_table(value, where: str = "driver table", source: str = "<scenario>")
 # ---------------------------------------------------------------------------- helpers
 
 
+def _replaces_road(data: dict) -> bool:
+    """True when [road] gives the road itself (points or flat), not only friction zones."""
+    road = data.get("road")
+    return isinstance(road, dict) and ("points" in road or "flat" in road)
+
+
 def _index(key: str, n: int, where: str, err: InputErrors) -> int:
     """0-based index of a 1-based override key '1'..'n'."""
     if not key.isdigit() or not 1 <= int(key) <= n:
@@ -254,6 +275,8 @@ def _model(t, where: str, err: InputErrors, base: ModelSpec | None = None) -> Mo
             values[f] = err.string(t[f], f"{where}.{f}")
             if values[f] not in TIRES:
                 err.fail(f"{where}.{f}", f"unknown tire model {values[f]!r}; valid: {', '.join(TIRES.names())}")
+        elif f in ("extra_axles", "tires_by_axle"):
+            values[f] = (extra_axles if f == "extra_axles" else tires_by_axle)(t[f], f"{where}.{f}", err)
         elif f == "contact_dims":
             dims = err.array(t[f], f"{where}.{f}")
             if len(dims) != 3:
@@ -266,6 +289,8 @@ def _model(t, where: str, err: InputErrors, base: ModelSpec | None = None) -> Mo
             values[f] = tuple(tuple(err.number(x, f"{where}.{f}") for x in r) for r in rows)
         else:
             values[f] = err.number(t[f], f"{where}.{f}")
+    values["extra_axles"] = tuple(a if isinstance(a, AxleSpec) else AxleSpec(**a) for a in values.get("extra_axles", ()))
+    values["tires_by_axle"] = tuple(values.get("tires_by_axle", ()))
     values["contact_dims"] = tuple(values["contact_dims"])
     values["eq_F"] = tuple(tuple(r) for r in values["eq_F"])
     model = ModelSpec(**values)
@@ -275,6 +300,7 @@ def _model(t, where: str, err: InputErrors, base: ModelSpec | None = None) -> Mo
         err.fail(f"{where}.{KEYWORD_FIELDS[kw]}", reason)
     for fld, reason in crush_problems(model)[:1]:
         err.fail(f"{where}.{fld}", reason)
+    check_scene_model(model, where, err)
     return model
 
 
@@ -329,19 +355,28 @@ def _vehicle(t, where: str, n_models: int, err: InputErrors, base: VehicleSpec |
         v.tire_speed = driver_table(t["tire_speed"], f"{where}.tire_speed", err.source)
     if "steering_deg" in t:
         v.steering = driver_table(t["steering_deg"], f"{where}.steering_deg", err.source)
+    for key in WHEEL_TABLES:
+        if key in t:
+            setattr(v, key, wheel_table(t[key], f"{where}.{key}", err.source, lock=key == "lock"))
     return v
 
 
-def _road(t, err: InputErrors) -> RoadSpec:
-    """A RoadSpec from [road]: points = [[x, y, z, bank_deg], ...] (>= 4) or flat = true."""
+def _road(t, err: InputErrors, base: RoadSpec | None = None) -> RoadSpec:
+    """A RoadSpec from [road]: points = [[x, y, z, bank_deg], ...] (>= 4) or flat = true, and
+    optional [[road.zones]]; with zones only, the road is `base` (road.dat, or the flat plane)."""
     t = err.table(t, "road")
-    err.keys(t, ("points", "flat"), "road")
+    err.keys(t, ("points", "flat", "zones"), "road")
+    zones = tuple(zone(z, f"road.zones[{k}]", err) for k, z in enumerate(err.array(t.get("zones", []), "road.zones"), 1))
+    if "points" not in t and "flat" not in t:
+        if "zones" not in t:
+            err.fail("road", "give 'points', 'flat = true' or [[road.zones]]")
+        return dataclasses.replace(base or RoadSpec(), zones=zones)
     if ("points" in t) == ("flat" in t):
         err.fail("road", "give either 'points' or 'flat = true'")
     if "flat" in t:
         if t["flat"] is not True:
             err.fail("road.flat", f"true expected, got {t['flat']!r}")
-        return RoadSpec(points=None)
+        return RoadSpec(points=None, zones=zones)
     rows = err.array(t["points"], "road.points")
     if len(rows) < 4:
         err.fail("road.points", f"at least 4 road points expected, got {len(rows)}")
@@ -356,4 +391,4 @@ def _road(t, err: InputErrors) -> RoadSpec:
         if points and p[:3] == points[-1][:3]:
             err.fail(key, f"road point {k} repeats road point {k - 1}")
         points.append(p)
-    return RoadSpec(points=tuple(points))
+    return RoadSpec(points=tuple(points), zones=zones)
