@@ -23,10 +23,13 @@ def infer(
     warmup: Optional[int] = typer.Option(None, "--warmup", help="Adaptation steps per chain (default [infer] warmup, 500)."),
     start_from: Optional[Path] = typer.Option(None, "--start-from", help="A `jaxmedusa fit` results folder: chains "
                                               "start at its fit.parquet estimate."),
+    predictive: int = typer.Option(64, "--predictive", help="Posterior draws simulated for predictive.parquet "
+                                   "(positions at the observation times; 0: none)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Sample the posterior of the unknowns (and nuisance parameters) given the observations:
-    NUTS (BlackJAX) through the simulator; writes OUT/posterior.parquet and OUT/summary.parquet."""
+    NUTS (BlackJAX) through the simulator; writes OUT/posterior.parquet, OUT/summary.parquet and
+    OUT/predictive.parquet (positions simulated for posterior draws)."""
     from jaxmedusa.infer import load_infer, run_inference
     from jaxmedusa.infer.tables import write_infer
 
@@ -73,6 +76,11 @@ def infer(
             fail(str(exc))
         paths = write_infer(out, result.posterior, result.summary,
                             {"infer.file": str(infer_file), "infer.gradient": result.gradient})
+        if predictive > 0:
+            from jaxmedusa.infer.run import predictive_table
+            bar.update(task, completed=0, total=None, phase="posterior predictive")
+            paths["predictive"] = out / "predictive.parquet"
+            predictive_table(spec, result.theta, predictive, o.seed).to_parquet(paths["predictive"], index=False)
 
     table = Table("parameter", "prior", "mean", "sd", "q05", "q50", "q95", "r_hat", "ess_bulk")
     for _, r in result.summary.iterrows():

@@ -27,7 +27,11 @@ def plot(
     if not results.is_dir():
         fail(f"{results}: no such folder")
     try:
-        paths = plot_results(results, out=out, fmt=fmt, x=x, y=y, metrics=metric or None)
+        from jaxmedusa.plot.posterior import is_posterior_folder, plot_posterior  # an inference folder (infer)
+        if is_posterior_folder(results):
+            paths = plot_posterior(results, out=out, fmt=fmt)
+        else:
+            paths = plot_results(results, out=out, fmt=fmt, x=x, y=y, metrics=metric or None)
     except (FileNotFoundError, ValueError, KeyError) as exc:
         fail(str(exc).strip("'\""))
     for p in paths:

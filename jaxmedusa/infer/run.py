@@ -96,3 +96,26 @@ def run_inference(spec: InferSpec, progress: Callable | None = None, fit_estimat
     return InferResult(names=spec.names, theta=theta, log_density=ld, divergent=div.astype(bool), leapfrog=steps,
                        step_size=np.asarray(params["step_size"]), gradient=post.gradient, start=start,
                        wall_warmup=wall_warmup, wall_draws=wall_draws, summary=summary)
+
+
+def predictive_table(spec: InferSpec, theta: np.ndarray, n: int = 64, seed: int = 0) -> pd.DataFrame:
+    """Posterior-predictive positions: the model's x, y of every observed vehicle at every
+    observation time for n draws of theta (C, D, k) picked at random (one batched
+    simulation). One row per draw, vehicle (1-based) and time, with the observed x, y and
+    their sigmas (NaN where the file does not observe them)."""
+    from jaxmedusa.infer.model import InferProblem
+    flat = theta.reshape(-1, theta.shape[-1])
+    pick = np.random.default_rng(seed).choice(len(flat), size=min(n, len(flat)), replace=False)
+    problem = InferProblem(spec)
+    obs, _ = jax.jit(jax.vmap(problem.observe))(jnp.asarray(flat[pick]))
+    r = np.asarray(obs.r)[:, 0]  # (n, T, V, 3)
+    rows = []
+    for o in spec.fit.observations:
+        i = problem.times.index(o.time)
+        q = {name: (v, s) for name, v, s in o.values}
+        for d in range(len(pick)):
+            rows.append({"draw": int(pick[d]), "vehicle": o.vehicle + 1, "time": o.time,
+                         "x": r[d, i, o.vehicle, 0], "y": r[d, i, o.vehicle, 1],
+                         "observed_x": q.get("x", (np.nan,))[0], "observed_y": q.get("y", (np.nan,))[0],
+                         "sigma_x": q.get("x", (0, np.nan))[1], "sigma_y": q.get("y", (0, np.nan))[1]})
+    return pd.DataFrame(rows)
