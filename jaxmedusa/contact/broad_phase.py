@@ -17,6 +17,10 @@ wrong answer and never a recompile. The cost is ceil(count / capacity) rounds: i
 with the number of near pairs, not with batch x pairs. Pairs that are not near keep
 `default`.
 
+On an accelerator (core/control_flow.py) there is no buffer: every pair is evaluated and
+the far ones masked, since each round's condition would cost a device-to-host round trip
+per step, more than the arithmetic it saves.
+
 Everything is static-shaped and differentiable: the rounds are a `lax.fori_loop` with a
 static trip count (a scan in reverse mode), the conditions are `lax.cond`, and the indices
 are integers (no tangent). Called at the batch level, outside `vmap` (under vmap, a cond
@@ -28,6 +32,8 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+
+from jaxmedusa.core.control_flow import branchless
 
 __all__ = ["compacted_map", "default_capacity", "boxes_overlap", "MIN_CAPACITY", "CAPACITY_DIVISOR", "BOX_SLACK"]
 
@@ -82,8 +88,14 @@ def compacted_map(fn, near, inputs, default, capacity: int | None = None):
     like one item of `default`; near: [N] bool; inputs, default: pytrees with leaves [N, ...];
     capacity (static): pairs per round (default_capacity(N) if None). Returns `default`'s
     structure with leaves [N, ...]; fn is evaluated on ceil(count / capacity) * capacity items
-    (padding items are gathered from item N - 1 and their results dropped).
+    (padding items are gathered from item N - 1 and their results dropped); on an
+    accelerator (core/control_flow.py) on all N items, masked.
     """
+    def keep(o, v, mask):
+        return jnp.where(mask.reshape(mask.shape + (1,) * (o.ndim - 1)), v.astype(o.dtype), o)
+
+    if branchless():
+        return jax.tree.map(lambda o, v: keep(o, v, near), default, jax.vmap(fn)(inputs))
     n = near.shape[0]
     cap = default_capacity(n) if capacity is None else max(1, min(int(capacity), n))
     rounds = -(-n // cap)
@@ -104,12 +116,7 @@ def compacted_map(fn, near, inputs, default, capacity: int | None = None):
             local = slot - k * cap
             mine = near & (local >= 0) & (local < cap)  # [N] the pairs this round computed
             back = jnp.clip(local, 0, cap - 1)
-
-            def put(o, v):
-                got = v[back].astype(o.dtype)
-                return jnp.where(mine.reshape(mine.shape + (1,) * (o.ndim - 1)), got, o)
-
-            return jax.tree.map(put, out, y)
+            return jax.tree.map(lambda o, v: keep(o, v[back], mine), out, y)
 
         return jax.lax.cond(k * cap < count, run, lambda o: o, out)
 

@@ -36,6 +36,7 @@ from jaxmedusa.contact.shapes.registry import SHAPES
 from jaxmedusa.contact.shapes.superellipsoid import is_static
 from jaxmedusa.contact.shapes.superellipsoid_derivatives import derivatives_for, radial_derivatives
 from jaxmedusa.contact.types import PairGeometry, Shape
+from jaxmedusa.core.control_flow import branchless
 from jaxmedusa.core.safe_math import TINY
 from jaxmedusa.core.safe_math import normalize as _normalize
 from jaxmedusa.core.safe_math import safe_norm as _norm
@@ -161,9 +162,17 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None):
 
     # At most `iters` iterations, fewer once the proposed step is below STEP_TOL (under vmap
     # the loop runs until the last problem of the buffer is done; finished ones are masked).
+    # On an accelerator all `iters` run, unrolled, those after convergence masked: the same
+    # iterates without a condition per iteration (core/control_flow.py).
     # The loop is not differentiated: implicit_solver's rule gives the derivatives.
     carry = (jnp.asarray(0, jnp.int32), w, fw, mu, jnp.asarray(False))
-    _, w, fw, mu, _ = jax.lax.while_loop(lambda c: (c[0] < iters) & ~c[4], step, carry)
+    if branchless():
+        def masked(_, c):
+            return jax.tree.map(lambda new, old: jnp.where(c[4], old, new), step(c), c)
+
+        _, w, fw, mu, _ = jax.lax.fori_loop(0, iters, masked, carry, unroll=True)
+    else:
+        _, w, fw, mu, _ = jax.lax.while_loop(lambda c: (c[0] < iters) & ~c[4], step, carry)
     return w, fw, mu
 
 
