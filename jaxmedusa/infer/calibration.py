@@ -42,6 +42,7 @@ class Calibration:
     chi2_p: np.ndarray  # (n,) p-value of uniform ranks
     coverage90: np.ndarray  # (n,)
     divergent: int  # divergent draws over all replications
+    draws_total: int  # draws (before thinning) over all replications kept
     failed: int  # replications left out (the simulation of the truth failed)
     bins: int
 
@@ -77,4 +78,4 @@ def calibrate(spec: InferSpec, replications: int = 100, warmup: int = 100, draws
     counts = np.stack([np.bincount(r[:, j] * bins // (L + 1), minlength=bins) for j in range(r.shape[1])])
     p = np.array([stats.chisquare(cnt).pvalue for cnt in counts])
     return Calibration(truth=truth, ranks=ranks, n_draws=L, chi2_p=p, coverage90=c.mean(axis=0),
-                       divergent=int(np.asarray(d.divergent)[keep].sum()), failed=int((~keep).sum()), bins=bins)
+                       divergent=int(np.asarray(d.divergent)[keep].sum()), draws_total=int(keep.sum()) * draws, failed=int((~keep).sum()), bins=bins)
