@@ -79,5 +79,10 @@ class InferProblem(FitProblem):
     def observe(self, theta):
         batch, state = self.apply(theta)
         metrics = init_metrics(batch, state, self.tracker)
-        final, obs = finish(batch, state, metrics, self.spec.settings, self.tracker, adjoint=self.adjoint)
+        s = self.spec.settings
+        # the checkpointed loop's length: every constant step to end_time and MEDUSA's one past
+        # it (t > end_time), + 1 for round-off (extra steps are masked no-ops). Given
+        # explicitly: finish()'s own default bound is one save interval's steps, not the run's.
+        steps = int(round(s.end_time / s.dt)) + 2 if self.adjoint == "checkpointed" else None
+        final, obs = finish(batch, state, metrics, s, self.tracker, adjoint=self.adjoint, max_steps=steps)
         return obs, final

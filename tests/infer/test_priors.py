@@ -78,3 +78,34 @@ def test_bad_infer_option_exit_2(tmp_path):
     path = _write(tmp_path, table)
     result = CliRunner().invoke(app, ["infer", str(path), "--no-progress"])
     assert result.exit_code == 2 and "infer.likelihood" in result.output
+
+
+def test_likelihoods_equal_scipy():
+    """likelihood.log_likelihood: sum of scipy's normal / Student-t log densities of the
+    observations (observed = model + sigma e), to round-off."""
+    from scipy import stats
+
+    from jaxmedusa.infer.likelihood import log_likelihood
+    r = np.array([0.3, -1.2, 2.5, 7.0])
+    sigma = np.array([0.05, 0.05, 0.5, 0.1])
+    np.testing.assert_allclose(float(log_likelihood(jnp.asarray(r), sigma)),
+                               np.sum(stats.norm.logpdf(r * sigma, scale=sigma)), rtol=1e-12)
+    np.testing.assert_allclose(float(log_likelihood(jnp.asarray(r), sigma, "student_t", 3.5)),
+                               np.sum(stats.t.logpdf(r * sigma, df=3.5, scale=sigma)), rtol=1e-12)
+
+
+def test_friction_sets_the_peak_at_the_reference_load():
+    """model._with_friction: CALSPAN's eq (1.20) peak friction (calspan.peak_friction, the
+    simulator's own function) at Fz0 equals the requested mu; Fiala's mu_p is mu and its
+    slide/peak ratio is kept."""
+    from jaxmedusa.infer.model import REFERENCE_WHEEL_LOAD, _with_friction
+    from jaxmedusa.physics.tire import TIRES
+    from jaxmedusa.physics.tire.calspan import peak_friction
+    calspan = TIRES.resolve("calspan", where="test").params(None)
+    for mu in (0.6, 0.75, 0.9):
+        p = _with_friction(calspan, jnp.asarray(mu))
+        assert abs(float(peak_friction(REFERENCE_WHEEL_LOAD, p)) - mu) < 1e-12
+    fiala = TIRES.resolve("fiala", where="test").params(None)
+    p = _with_friction(fiala, jnp.asarray(0.7))
+    assert abs(float(p.mu_p) - 0.7) < 1e-15
+    assert abs(float(p.mu_s / p.mu_p) - float(fiala.mu_s / fiala.mu_p)) < 1e-12
