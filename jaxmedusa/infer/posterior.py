@@ -8,14 +8,15 @@ by forward or reverse mode through the simulation.
 log p(u) = sum_j [log prior_j(theta_j) + log |dtheta_j/du_j|] + log p(data | theta), with
 theta_j = prior_j.to_x(u_j) (priors.py) and the likelihood of likelihood.py.
 
-Gradient mode (`gradient`, the file's [infer] gradient): the cost of one gradient is about
-(1 + c_f n) simulations in forward mode (jax.jacfwd carries the n tangents through the one
-while loop; c_f about 0.3-0.6 per tangent, the tangents sharing each step's control flow)
-and about c_r simulations in reverse mode (jax.grad through the checkpointed scan: a forward
-pass, a re-run of each step and its adjoint, c_r about 3-5, whatever n). The rule:
-forward mode for n <= FORWARD_MAX_UNKNOWNS unknowns, reverse above it; benchmarks/
-infer_speed.py measures both. Reverse mode needs a known step count (constant step control);
-with an adaptive control the rule stays with forward mode.
+Gradient mode (`gradient`, the file's [infer] gradient): forward mode carries n tangents
+through the one while loop (jax.jacfwd), so its cost grows with n; reverse mode (jax.grad
+through the checkpointed scan: a forward pass, then each step re-run with its adjoint) costs
+about the same whatever n, but several times one simulation. Measured (one vehicle, 200
+constant steps, 8 chains, 2-core CPU under load, 2026-11-26): forward 4.1 / 18.9 / 24.3 ms
+and reverse 27.9 / 22.6 / 20.0 ms per gradient for n = 1 / 3 / 5 unknowns, so they cross
+between 3 and 5. The rule: forward mode for n <= FORWARD_MAX_UNKNOWNS = 4, reverse above
+(benchmarks/infer_speed.py measures both on a given file). Reverse mode needs a known step
+count (constant step control); with an adaptive control the rule stays with forward mode.
 
 In forward mode the density carries a custom VJP whose forward pass computes the value and
 the whole gradient in one jax.jacfwd pass, so BlackJAX's jax.value_and_grad runs the
@@ -34,7 +35,7 @@ from jaxmedusa.solver.step_control import STEP_CONTROLS
 
 __all__ = ["LogPosterior", "FORWARD_MAX_UNKNOWNS", "choose_gradient"]
 
-FORWARD_MAX_UNKNOWNS = 6  # forward mode up to this many unknowns (module docstring; benchmarks/infer_speed.py)
+FORWARD_MAX_UNKNOWNS = 4  # forward mode up to this many unknowns (module docstring; benchmarks/infer_speed.py)
 
 
 def choose_gradient(spec: InferSpec) -> str:
