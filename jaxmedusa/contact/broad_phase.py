@@ -17,9 +17,9 @@ wrong answer and never a recompile. The cost is ceil(count / capacity) rounds: i
 with the number of near pairs, not with batch x pairs. Pairs that are not near keep
 `default`.
 
-On an accelerator (core/control_flow.py) there is no buffer: every pair is evaluated and
-the far ones masked, since each round's condition would cost a device-to-host round trip
-per step, more than the arithmetic it saves.
+`dense=True` evaluates every item and masks the far ones, with no condition at all: what a
+small batch wants on an accelerator, where each round's condition costs a device-to-host
+round trip per step (core/control_flow.py, `dense_pairs`).
 
 Everything is static-shaped and differentiable: the rounds are a `lax.fori_loop` with a
 static trip count (a scan in reverse mode), the conditions are `lax.cond`, and the indices
@@ -33,7 +33,6 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxmedusa.core.control_flow import branchless
 
 __all__ = ["compacted_map", "default_capacity", "boxes_overlap", "MIN_CAPACITY", "CAPACITY_DIVISOR", "BOX_SLACK"]
 
@@ -81,7 +80,7 @@ def default_capacity(n: int) -> int:
     return max(1, min(n, max(MIN_CAPACITY, n // CAPACITY_DIVISOR)))
 
 
-def compacted_map(fn, near, inputs, default, capacity: int | None = None):
+def compacted_map(fn, near, inputs, default, capacity: int | None = None, dense: bool = False):
     """out[i] = fn(inputs[i]) where near[i], else default[i].
 
     fn: a function of one item (a pytree without the leading axis) returning a pytree shaped
@@ -94,7 +93,7 @@ def compacted_map(fn, near, inputs, default, capacity: int | None = None):
     def keep(o, v, mask):
         return jnp.where(mask.reshape(mask.shape + (1,) * (o.ndim - 1)), v.astype(o.dtype), o)
 
-    if branchless():
+    if dense:
         return jax.tree.map(lambda o, v: keep(o, v, near), default, jax.vmap(fn)(inputs))
     n = near.shape[0]
     cap = default_capacity(n) if capacity is None else max(1, min(int(capacity), n))
@@ -111,8 +110,7 @@ def compacted_map(fn, near, inputs, default, capacity: int | None = None):
 
         def run(out):
             take = jnp.minimum(sel, n - 1)
-            x = jax.tree.map(lambda v: v[take], inputs)
-            y = jax.vmap(fn)(x)
+            y = jax.vmap(fn)(jax.tree.map(lambda v: v[take], inputs))
             local = slot - k * cap
             mine = near & (local >= 0) & (local < cap)  # [N] the pairs this round computed
             back = jnp.clip(local, 0, cap - 1)

@@ -1,7 +1,8 @@
 """The accelerator path of the contact stage (core/control_flow.py) on this CPU.
 
-On a GPU the broad phase evaluates every pair (no rounds, no conditions) and the narrow
-phase runs all its iterations, masked after convergence, instead of exiting early. Both
+On a GPU, for batches of up to DENSE_MAX_PAIRS pairs, the broad phase evaluates every pair
+(no rounds, no conditions) and the narrow phase runs all its iterations, masked after
+convergence, instead of exiting early. Both
 must give the answers of the CPU path: masking an iteration leaves the iterate exactly as
 the early exit left it, and a pair's narrow phase is the same arithmetic whether it runs in
 a buffer of near pairs or among all pairs. XLA may still round a differently shaped program
@@ -22,7 +23,7 @@ from jaxmedusa.build import build_batch
 from jaxmedusa.contact.broad_phase import compacted_map
 from jaxmedusa.contact.shapes.narrow_phase import pair_geometry
 from jaxmedusa.core import Settings
-from jaxmedusa.core.control_flow import ENV, branchless
+from jaxmedusa.core.control_flow import ENV, branchless, dense_pairs
 from jaxmedusa.io import load_scenario
 from jaxmedusa.solver import simulate
 
@@ -41,17 +42,17 @@ def accelerator_path(monkeypatch):
     jax.clear_caches()
 
 
-def test_compacted_map_dense_equals_rounds(accelerator_path):
+@pytest.mark.parametrize("share", [0.1, 0.6])
+def test_compacted_map_dense_equals_rounds(share):
+    """37 pairs, capacity 8 (5 rounds): 3 near pairs (one round) or 23 (three rounds)."""
     rng = np.random.default_rng(7)
-    n = 37  # 5 rounds of the default capacity 8: the packed path really takes rounds
+    n = 37
     x = jnp.asarray(rng.normal(size=(n, 3)))
-    near = jnp.asarray(rng.random(n) < 0.6)
+    near = jnp.asarray(rng.random(n) < share)
     default = jnp.full((n,), -1.0)
     fn = lambda v: jnp.sin(v[0]) * jnp.exp(v[1]) + v[2] ** 3  # noqa: E731
-    accelerator_path(False)
     packed = compacted_map(fn, near, x, default)
-    accelerator_path(True)
-    dense = compacted_map(fn, near, x, default)
+    dense = compacted_map(fn, near, x, default, dense=True)
     # the same function in two differently shaped programs: XLA may round sin/exp differently
     # (1 ulp seen), so 4 ulps; the masks (which items hold -1) must agree exactly
     np.testing.assert_allclose(np.asarray(dense), np.asarray(packed), rtol=1e-15, atol=1e-15)
@@ -62,7 +63,7 @@ def test_compacted_map_dense_equals_rounds(accelerator_path):
 
 
 @pytest.mark.parametrize("dy, yaw", [(0.3, 0.0), (1.1, 0.2), (-0.6, -0.4)])
-def test_narrow_phase_unrolled_equals_early_exit(accelerator_path, dy, yaw):
+def test_narrow_phase_unrolled_equals_early_exit(dy, yaw):
     """Two overlapping cars (2.1 m between centres, offset dy, car 2 yawed): the search from a
     cold start runs several iterations and stops early on the CPU; masked, it must end on the
     same iterate: the geometry agrees to rounding (1e-12 relative; the search resolves ~1e-13
@@ -71,11 +72,8 @@ def test_narrow_phase_unrolled_equals_early_exit(accelerator_path, dy, yaw):
     c, s = np.cos(yaw), np.sin(yaw)
     F2 = jnp.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
     args = (jnp.zeros(3), jnp.eye(3), axes, jnp.array([4.4, dy, 0.05]), F2, axes, jnp.zeros(8))
-    run = jax.jit(lambda *a: pair_geometry("superellipsoid", *a))
-    accelerator_path(False)
-    early = run(*args)
-    accelerator_path(True)
-    masked = run(*args)
+    early = jax.jit(lambda *a: pair_geometry("superellipsoid", *a))(*args)
+    masked = jax.jit(lambda *a: pair_geometry("superellipsoid", *a, unrolled=True))(*args)
     assert bool(early.touching)
     for name, a, b in zip(early._fields, early, masked):
         np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-12, atol=1e-15, err_msg=name)
@@ -91,6 +89,7 @@ def test_offset_collision_same_on_both_paths(accelerator_path):
     out = {}
     for on in (False, True):
         accelerator_path(on)
+        assert dense_pairs(2) is on
         res = simulate(batch, state, settings, record=False)
         out[on] = jax.device_get((res.final.vehicles.r, res.final.vehicles.v, res.final.clock.status))
     r0, v0, st0 = out[False]
