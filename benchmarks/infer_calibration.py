@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-FREE = {"scenario": {"path": str(ROOT / "examples" / "straight")},
+FREE = {"scenario": {"path": str(ROOT / "studies" / "medusa" / "straight")},
         "simulation": {"end_time": 0.1, "dt": 1e-3, "step_control": "constant"},
         "unknowns": {"v1_speed": {"path": "vehicles.1.speed", "prior": {"normal": [21.0, 1.0]}}},
         "observations": [{"vehicle": 1, "time": "end", "x": 2.1, "sigma": {"x": 0.1}}],

@@ -10,6 +10,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from jaxmedusa.infer import choose_gradient, load_infer, run_inference
+from jaxmedusa.infer.run import predictive_table
+from jaxmedusa.infer.tables import write_infer
 from jaxmedusa.io.medusa_files import MedusaInputError
 from jaxmedusa_cli.common import console, fail
 
@@ -30,9 +33,6 @@ def infer(
     """Sample the posterior of the unknowns (and nuisance parameters) given the observations:
     NUTS (BlackJAX) through the simulator; writes OUT/posterior.parquet, OUT/summary.parquet and
     OUT/predictive.parquet (positions simulated for posterior draws)."""
-    from jaxmedusa.infer import load_infer, run_inference
-    from jaxmedusa.infer.tables import write_infer
-
     if not infer_file.is_file():
         fail(f"{infer_file}: no such file")
     overrides = {k: v for k, v in (("chains", chains), ("draws", draws), ("warmup", warmup)) if v is not None}
@@ -52,7 +52,6 @@ def infer(
             if missing:
                 fail(f"{fit_path}: no estimate of {', '.join(missing)}")
             estimate = table.loc[names, "estimate"].to_numpy(float)
-        from jaxmedusa.infer.posterior import choose_gradient
         mode = choose_gradient(spec)
     except (MedusaInputError, ValueError) as exc:
         fail(str(exc))
@@ -77,7 +76,6 @@ def infer(
         paths = write_infer(out, result.posterior, result.summary,
                             {"infer.file": str(infer_file), "infer.gradient": result.gradient})
         if predictive > 0:
-            from jaxmedusa.infer.run import predictive_table
             bar.update(task, completed=0, total=None, phase="posterior predictive")
             paths["predictive"] = out / "predictive.parquet"
             predictive_table(spec, result.theta, predictive, o.seed).to_parquet(paths["predictive"], index=False)

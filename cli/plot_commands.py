@@ -9,6 +9,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from jaxmedusa.plot import plot_results
 from jaxmedusa.plot.animate import AnimationError, animate_run
+from jaxmedusa.plot.posterior import is_posterior_folder, plot_posterior  # an inference folder (infer)
 from jaxmedusa.plot.run_data import load_run
 from jaxmedusa_cli.common import console, fail
 
@@ -27,7 +28,6 @@ def plot(
     if not results.is_dir():
         fail(f"{results}: no such folder")
     try:
-        from jaxmedusa.plot.posterior import is_posterior_folder, plot_posterior  # an inference folder (infer)
         if is_posterior_folder(results):
             paths = plot_posterior(results, out=out, fmt=fmt)
         else:

@@ -20,6 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
+from jaxmedusa.fit import FitProblem, solve_fit
+from jaxmedusa.infer.model import InferProblem
 from jaxmedusa.infer.posterior import LogPosterior
 from jaxmedusa.infer.sampler import Sampler
 from jaxmedusa.infer.spec import InferSpec
@@ -63,7 +65,6 @@ def run_inference(spec: InferSpec, progress: Callable | None = None, fit_estimat
     post = LogPosterior(spec)
     theta0 = np.asarray(spec.initial, float)
     if fit_estimate is None and o.start == "fit":
-        from jaxmedusa.fit import FitProblem, solve_fit
         report("fit", 0, 1)
         fit_estimate = solve_fit(FitProblem(spec.fit)).estimate
         report("fit", 1, 1)
@@ -103,7 +104,6 @@ def predictive_table(spec: InferSpec, theta: np.ndarray, n: int = 64, seed: int 
     observation time for n draws of theta (C, D, k) picked at random (one batched
     simulation). One row per draw, vehicle (1-based) and time, with the observed x, y and
     their sigmas (NaN where the file does not observe them)."""
-    from jaxmedusa.infer.model import InferProblem
     flat = theta.reshape(-1, theta.shape[-1])
     pick = np.random.default_rng(seed).choice(len(flat), size=min(n, len(flat)), replace=False)
     problem = InferProblem(spec)

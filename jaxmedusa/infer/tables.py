@@ -17,6 +17,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+
+from jaxmedusa.io.tables import provenance, write_table
 
 __all__ = ["posterior_table", "summary_table", "write_infer"]
 
@@ -59,9 +62,6 @@ def summary_table(names: list[str], theta: np.ndarray, paths: list[str] | None =
 
 def write_infer(out: str | Path, posterior: pd.DataFrame, summary: pd.DataFrame, meta: dict | None = None) -> dict:
     """Write OUT/posterior.parquet and OUT/summary.parquet (with `meta` as Parquet metadata)."""
-    import pyarrow as pa
-
-    from jaxmedusa.io.tables import provenance, write_table
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"posterior": out / "posterior.parquet", "summary": out / "summary.parquet"}

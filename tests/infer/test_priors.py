@@ -33,7 +33,7 @@ def test_density_and_map(prior):
 
 
 BASE = {
-    "scenario": {"path": "../../examples/straight"},
+    "scenario": {},  # set by _write (helpers.EXAMPLES)
     "simulation": {"end_time": 0.1},
     "unknowns": {"v1_speed": {"path": "vehicles.1.speed", "prior": {"normal": [21.0, 1.0]}},
                  "v1_y": {"path": "vehicles.1.y", "initial": 0.0, "prior": {"normal": [0.0, 0.5]}}},
