@@ -2,11 +2,11 @@
 linear-Gaussian comparison.
 
     python benchmarks/infer_calibration.py --case free --replications 200 --warmup 80 --draws 58 --thin 2
-    python benchmarks/infer_calibration.py --case contact --replications 100 --warmup 60 --draws 29
+    python benchmarks/infer_calibration.py --case contact --replications 100 --warmup 60 --draws 39
     python benchmarks/infer_calibration.py --case toy
 
-free: one vehicle of the straight example, 0.1 s, speed ~ normal(21, 1) m/s, x observed
-(sigma 0.1 m), no contact (the problem of tests/infer/test_calibration.py).
+free: one vehicle of the straight example, 0.02 s in 10 steps, speed ~ normal(21, 1) m/s, x
+observed (sigma 0.02 m), no contact (the problem of tests/infer/test_calibration.py).
 contact: the 8 km/h rigid-barrier impact under the crush law (studies/medusa/barrier, 0.4 s,
 constant 4e-4 s steps: the whole pulse and the rebound), speed ~ truncated normal(2.2, 0.3;
 1, 4) m/s and the car's crush-coefficient scale ~ lognormal(0, 0.2) unknown, its x and speed
@@ -27,9 +27,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 FREE = {"scenario": {"path": str(ROOT / "studies" / "medusa" / "straight")},
-        "simulation": {"end_time": 0.1, "dt": 1e-3, "step_control": "constant"},
+        "simulation": {"end_time": 0.02, "dt": 2e-3, "step_control": "constant"},
         "unknowns": {"v1_speed": {"path": "vehicles.1.speed", "prior": {"normal": [21.0, 1.0]}}},
-        "observations": [{"vehicle": 1, "time": "end", "x": 2.1, "sigma": {"x": 0.1}}],
+        "observations": [{"vehicle": 1, "time": "end", "x": 0.42, "sigma": {"x": 0.02}}],
         "infer": {"target_accept": 0.9}}
 CONTACT = {"scenario": {"path": "medusa/barrier/scenario.toml"},
            "simulation": {"end_time": 0.4, "contact_law": "crush"},
@@ -126,7 +126,7 @@ def main() -> None:
     ap.add_argument("--case", choices=("free", "contact", "toy"), default="free")
     ap.add_argument("--replications", type=int, default=100)
     ap.add_argument("--warmup", type=int, default=80)
-    ap.add_argument("--draws", type=int, default=29)
+    ap.add_argument("--draws", type=int, default=39)
     ap.add_argument("--thin", type=int, default=1)
     ap.add_argument("--bins", type=int, default=5)
     ap.add_argument("--seed", type=int, default=3)

@@ -2,10 +2,10 @@
 simulator: the truth's rank among the posterior draws is uniform, and the 90 % intervals
 cover the truth 90 % of the time.
 
-The problem: one vehicle of the report's straight example rolling freely for 0.1 s at
-constant steps of 1 ms (no contact: 100 steps, cheap), its initial speed unknown with prior
-normal(21, 1) m/s, its x observed at the end with sigma = 0.1 m: x ~ x0 + v T, so the data
-alone give v to sigma / T = 1 m/s, as the prior does, and the posterior sd is about
+The problem: one vehicle of the report's straight example rolling freely for 0.02 s at
+constant steps of 2 ms (no contact: 10 steps, cheap: 6 ms per gradient of 100 replications),
+its initial speed unknown with prior normal(21, 1) m/s, its x observed at the end with
+sigma = 0.02 m: x ~ x0 + v T, so the data alone give v to sigma / T = 1 m/s, as the prior does, and the posterior sd is about
 1 / sqrt(2) m/s (data and prior both matter). All replications run as one vmapped batch.
 """
 from __future__ import annotations
@@ -18,9 +18,9 @@ from jaxmedusa.infer import infer_from_dict
 from jaxmedusa.infer.calibration import calibrate
 
 TABLE = {"scenario": {"path": str(EXAMPLES / "straight")},
-         "simulation": {"end_time": 0.1, "dt": 1e-3, "step_control": "constant"},
+         "simulation": {"end_time": 0.02, "dt": 2e-3, "step_control": "constant"},
          "unknowns": {"v1_speed": {"path": "vehicles.1.speed", "prior": {"normal": [21.0, 1.0]}}},
-         "observations": [{"vehicle": 1, "time": "end", "x": 2.1, "sigma": {"x": 0.1}}],
+         "observations": [{"vehicle": 1, "time": "end", "x": 0.42, "sigma": {"x": 0.02}}],
          "infer": {"target_accept": 0.9}}  # smaller steps: short warmups then diverge less
 
 
@@ -36,9 +36,9 @@ def _check(cal, replications, coverage_band):
 
 
 def test_calibration_small():
-    """100 replications, short chains (80 warmup, 29 draws: ranks 0..29 in 5 bins). Coverage
+    """100 replications, short chains (80 warmup, 39 draws: ranks 0..39 in 5 bins). Coverage
     band 0.81-0.99: +-3 binomial sd (sqrt(0.09 / 100) = 0.03) around 0.90."""
-    cal = calibrate(infer_from_dict(TABLE), replications=100, warmup=80, draws=29, thin=1, bins=5, seed=1)
+    cal = calibrate(infer_from_dict(TABLE), replications=100, warmup=80, draws=39, thin=1, bins=5, seed=1)
     _check(cal, 100, (0.81, 0.99))
 
 
@@ -63,12 +63,12 @@ CONTACT = {"scenario": {"path": "medusa/barrier/scenario.toml"},
 def test_calibration_contact():
     """With contact under the crush law: the 8 km/h rigid-barrier impact (0.4 s: pulse and
     rebound, constant 4e-4 s steps), speed and crush-coefficient scale unknown, x and speed
-    observed at the end. 100 replications, 60 warmup + 29 draws (5 bins); coverage band
+    observed at the end. 100 replications, 60 warmup + 39 draws (5 bins); coverage band
     0.81-0.99 (3 binomial sd at R = 100). benchmarks/infer_calibration.py --case contact
     draws its figure."""
     from pathlib import Path
     studies = Path(__file__).resolve().parents[2] / "studies"
-    cal = calibrate(infer_from_dict(CONTACT, base_dir=studies), replications=100, warmup=60, draws=29, thin=1,
+    cal = calibrate(infer_from_dict(CONTACT, base_dir=studies), replications=100, warmup=60, draws=39, thin=1,
                     bins=5, seed=3)
     _check(cal, 100, (0.81, 0.99))
 
