@@ -26,6 +26,7 @@ COMMAND_MODULES = {
     "sweep": "study_commands", "show": "study_commands", "merge": "study_commands",
     "sensitivity": "sensitivity_commands",
     "fit": "fit_commands",
+    "infer": "infer_commands",
     "plot": "plot_commands", "animate": "plot_commands",
 }
 

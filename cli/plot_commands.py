@@ -9,6 +9,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from jaxmedusa.plot import plot_results
 from jaxmedusa.plot.animate import AnimationError, animate_run
+from jaxmedusa.plot.posterior import is_posterior_folder, plot_posterior  # an inference folder (infer)
 from jaxmedusa.plot.run_data import load_run
 from jaxmedusa.io.output_folder import check_writable
 from jaxmedusa_cli.common import console, fail, fail_write
@@ -32,7 +33,10 @@ def plot(
     except ValueError as exc:
         fail(str(exc))
     try:
-        paths = plot_results(results, out=out, fmt=fmt, x=x, y=y, metrics=metric or None)
+        if is_posterior_folder(results):
+            paths = plot_posterior(results, out=out, fmt=fmt)
+        else:
+            paths = plot_results(results, out=out, fmt=fmt, x=x, y=y, metrics=metric or None)
     except (FileNotFoundError, ValueError, KeyError) as exc:
         fail(str(exc).strip("'\""))
     except OSError as exc:
