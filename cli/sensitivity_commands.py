@@ -36,7 +36,7 @@ def sensitivity(
     if method not in METHODS:
         fail(f"--method: one of {', '.join(METHODS)} expected, got {method!r}")
     try:
-        spec = sensitivity_study(load_study(study), method, n, seed)
+        spec = sensitivity_study(load_study(study, sampler_replaced=True), method, n, seed)
         s = run_study(spec, out=out, batch=batch, shard=parse_shard(shard), resume=resume, progress=not no_progress)
         console.print(f"[bold]{spec.name}[/]: {s.n_samples} scenarios, {s.wall_time:.1f} s wall")
         if not s.complete:
