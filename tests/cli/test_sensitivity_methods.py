@@ -57,6 +57,20 @@ def test_sobol_on_a_study_without_sampler_ranks_speed_difference_first_for_delta
     st_dv = _index(t, "v2_delta_v", "speed_difference", "ST")
     st_y = _index(t, "v2_delta_v", "lateral_offset", "ST")
     assert st_dv > st_y and st_dv > 0.5, (st_dv, st_y)
+    # examples/sensitivity_figures.py draws docs/sensitivity.md's bars from such a table
+    # (reduced: this run's table, into this test's folder): a PNG of the expected panels
+    import importlib.util
+
+    from PIL import Image
+
+    spec = importlib.util.spec_from_file_location(
+        "sensitivity_figures", Path(__file__).resolve().parents[2] / "examples" / "sensitivity_figures.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    png = example.sobol_bars(tmp_path / "sobol" / "sensitivity.parquet", out=tmp_path / "fig")
+    with Image.open(png) as im:
+        n_outputs = t["output"].nunique()
+        assert im.size[0] == round(2.3 * n_outputs * 90)  # one 2.3-inch panel per output at 90 dpi
 
 
 def test_morris_on_a_study_without_sampler_ranks_speed_difference_first_for_delta_v(tmp_path):
