@@ -39,9 +39,9 @@ FIG = ROOT / "docs" / "figures"
 HS = (1e-3, 1e-4, 1e-5)
 
 
-def sobol_bars(path: str, out: Path = FIG) -> Path:
+def sobol_bars(path: str, folder: Path = FIG) -> Path:
     """Bars of S1 and ST of a sensitivity.parquet (`jaxmedusa sensitivity --method sobol`) into
-    out/offset_sobol.png; returns its path."""
+    folder/offset_sobol.png; returns its path."""
     t = pq.read_table(path).to_pandas()
     outs = list(dict.fromkeys(t["output"]))
     fig, axes = plt.subplots(1, len(outs), figsize=(2.3 * len(outs), 2.6), sharey=True)
@@ -58,11 +58,11 @@ def sobol_bars(path: str, out: Path = FIG) -> Path:
     np.atleast_1d(axes)[0].legend(fontsize=7)
     np.atleast_1d(axes)[0].set_ylabel("Sobol' index (95 % CI)", fontsize=8)
     fig.tight_layout()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out / "offset_sobol.png", dpi=90)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    fig.savefig(folder / "offset_sobol.png", dpi=90)
     plt.close(fig)
-    return out / "offset_sobol.png"
+    return folder / "offset_sobol.png"
 
 
 def _derivatives(law: str, control: str, ys, dampings=(None,)):

@@ -67,7 +67,8 @@ def test_sobol_on_a_study_without_sampler_ranks_speed_difference_first_for_delta
         "sensitivity_figures", Path(__file__).resolve().parents[2] / "examples" / "sensitivity_figures.py")
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    png = example.sobol_bars(tmp_path / "sobol" / "sensitivity.parquet", out=tmp_path / "fig")
+    png = example.sobol_bars(tmp_path / "sobol" / "sensitivity.parquet", folder=tmp_path / "fig")
+    assert png == tmp_path / "fig" / "offset_sobol.png"
     with Image.open(png) as im:
         n_outputs = t["output"].nunique()
         assert im.size[0] == round(2.3 * n_outputs * 90)  # one 2.3-inch panel per output at 90 dpi
