@@ -32,6 +32,8 @@ DATA = Path(__file__).resolve().parent / "data"
 END = 1.1  # [s]: 90 ms past the onset at 1.01 s, the first collision's pushing phase included
 NO_GCC = "gcc not on PATH: the original MEDUSA program (benchmarks/medusa_c) cannot be built here"
 DYS = (-1e-9, 1e-9, 2e-9)  # [m]: vehicle 2's moves of the jaxmedusa draws (as benchmarks/medusa_ensemble.py)
+# one worker under `pytest -n` (--dist loadgroup): the four tests share one compiled run
+pytestmark = pytest.mark.xdist_group("offset_medusa_search")
 
 
 def _load(name: str, path: Path):

@@ -9,6 +9,9 @@ from typer.testing import CliRunner
 from jaxmedusa_cli.app import app
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+# one worker under `pytest -n` (--dist loadgroup): tests/study/test_gradients.py and the DGSM run of
+# tests/cli/test_sensitivity_cli.py compile the same forward-mode chunk (16 scenarios, 2 tangents)
+pytestmark = pytest.mark.xdist_group("sens_offset_jvp")
 
 
 def _study(tmp_path, old: str = "", new: str = "") -> Path:

@@ -12,12 +12,15 @@ import re
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from jaxmedusa.core.status import Status
 from jaxmedusa_cli.app import app
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+# one worker under `pytest -n` (--dist loadgroup): both designs run one compiled chunk shape
+pytestmark = pytest.mark.xdist_group("sens_offset_sweep")
 
 
 def _study_without_sampler(tmp_path) -> Path:

@@ -18,6 +18,9 @@ from jaxmedusa.study import load_study, run_study
 from jaxmedusa.study.spec import ExplicitDesign, StudyError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+# one worker under `pytest -n` (--dist loadgroup): tests/study/test_gradients.py and the DGSM run of
+# tests/cli/test_sensitivity_cli.py compile the same forward-mode chunk (16 scenarios, 2 tangents)
+pytestmark = pytest.mark.xdist_group("sens_offset_jvp")
 OF = ["v2_delta_v", "v2_final_y", "v2_final_speed", "v1_final_y"]
 WRT = ["lateral_offset", "speed_difference"]
 H = {"lateral_offset": 1e-4, "speed_difference": 1e-4}  # [m], [m/s]: FD steps (see the tolerance)
