@@ -97,9 +97,10 @@ def test_docs_example_runs_as_written(tmp_path, monkeypatch):
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "asc-files.md").read_text()
     (code,) = re.findall(r"```python\n(.*?)```", doc, flags=re.S)
+    (table_path,) = re.findall(r'read_parquet\("([^"]+)"\)', code)  # where the example reads a run's table
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "results" / "offset").mkdir(parents=True)
-    _table().to_parquet(tmp_path / "results" / "offset" / "trajectory.parquet")
+    (tmp_path / table_path).parent.mkdir(parents=True)
+    _table().to_parquet(tmp_path / table_path)
     exec(compile(code, "docs/asc-files.md", "exec"), {})
-    written = sorted(p.name for p in (tmp_path / "results" / "offset").glob("*.asc"))
+    written = sorted(p.name for p in (tmp_path / table_path).parent.glob("*.asc"))
     assert written == ["director.asc", "energy.asc", "path.asc", "velocity.asc"]
