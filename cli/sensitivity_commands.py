@@ -46,7 +46,7 @@ def sensitivity(
     if wrong:
         fail(wrong)
     try:
-        spec = sensitivity_study(load_study(study), method, n, seed)
+        spec = sensitivity_study(load_study(study, sampler_replaced=True), method, n, seed)
         shard_t = parse_shard(shard)
     except (MedusaInputError, ValueError) as exc:
         fail(str(exc))

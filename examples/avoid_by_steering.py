@@ -17,6 +17,7 @@ is then checked with contact on: a run at A makes no contact, one at 0.8 A does.
 
     python examples/avoid_by_steering.py              # design, then check()
     python examples/avoid_by_steering.py --check -2.99  # only the check of an amplitude [deg]
+    python examples/avoid_by_steering.py --steps 3 --end-time 1.2  # a short design (the tests' size)
 """
 from __future__ import annotations
 
@@ -77,9 +78,10 @@ def loss(gap, amplitude):
     return amplitude**2 + WEIGHT * jax.nn.softplus((MARGIN - gap) / SOFT)
 
 
-def design(a0: float = -0.5, steps: int = 20, learning_rate: float = 0.15):
-    """Gradient descent on L(A) from A = a0 [deg]; returns (A, history of (A, gap, L))."""
-    batch, state, settings, pulse, dims = setup()
+def design(a0: float = -0.5, steps: int = 20, learning_rate: float = 0.15, end_time: float = END_TIME):
+    """Gradient descent on L(A) from A = a0 [deg], `steps` steps, runs of end_time [s];
+    returns (A, history of (A, gap, L, dL/dA))."""
+    batch, state, settings, pulse, dims = setup(end_time)
 
     @jax.jit
     def value_and_slope(a):  # forward mode: one tangent through the adaptive while loop
@@ -93,7 +95,7 @@ def design(a0: float = -0.5, steps: int = 20, learning_rate: float = 0.15):
     history = []
     for i in range(steps):
         val, slope, gap = value_and_slope(a)
-        history.append((float(a), float(gap), float(val)))
+        history.append((float(a), float(gap), float(val), float(slope)))
         print(f"step {i:2d}: A = {float(a):+.4f} deg, least gap {float(gap):+.4f} m, L = {float(val):.4f}, "
               f"dL/dA = {float(slope):+.4g}", flush=True)
         updates, opt_state = opt.update(slope, opt_state)
@@ -129,7 +131,8 @@ if __name__ == "__main__":
         check(float(sys.argv[2]))
         sys.exit(0)
     start = time.perf_counter()
-    a, hist = design()
+    args = dict(zip(sys.argv[1::2], sys.argv[2::2]))  # --steps N, --end-time T [s]
+    a, hist = design(steps=int(args.get("--steps", 20)), end_time=float(args.get("--end-time", END_TIME)))
     print(f"designed amplitude A = {a:+.4f} deg (least gap {hist[-1][1]:+.4f} m) "
           f"in {time.perf_counter() - start:.0f} s")
     check(a)

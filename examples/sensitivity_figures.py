@@ -2,6 +2,7 @@
 
     python examples/sensitivity_figures.py sobol results/offset_sobol-sobol/sensitivity.parquet
     python examples/sensitivity_figures.py fd          # derivative vs finite differences, both laws
+    python examples/sensitivity_figures.py sobol PATH --out DIR   # the figure into DIR instead
 
 "sobol": bars of S1 and ST with their 95 % intervals, one panel per output.
 "fd": d(vehicle 2's final speed)/d(lateral offset) of a short offset collision (vehicle 2
@@ -38,7 +39,9 @@ FIG = ROOT / "docs" / "figures"
 HS = (1e-3, 1e-4, 1e-5)
 
 
-def sobol_bars(path: str):
+def sobol_bars(path: str, folder: Path = FIG) -> Path:
+    """Bars of S1 and ST of a sensitivity.parquet (`jaxmedusa sensitivity --method sobol`) into
+    folder/offset_sobol.png; returns its path."""
     t = pq.read_table(path).to_pandas()
     outs = list(dict.fromkeys(t["output"]))
     fig, axes = plt.subplots(1, len(outs), figsize=(2.3 * len(outs), 2.6), sharey=True)
@@ -55,8 +58,11 @@ def sobol_bars(path: str):
     np.atleast_1d(axes)[0].legend(fontsize=7)
     np.atleast_1d(axes)[0].set_ylabel("Sobol' index (95 % CI)", fontsize=8)
     fig.tight_layout()
-    FIG.mkdir(parents=True, exist_ok=True)
-    fig.savefig(FIG / "offset_sobol.png", dpi=90)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    fig.savefig(folder / "offset_sobol.png", dpi=90)
+    plt.close(fig)
+    return folder / "offset_sobol.png"
 
 
 def _derivatives(law: str, control: str, ys, dampings=(None,)):
@@ -116,6 +122,6 @@ def fd_figure():
 
 if __name__ == "__main__":
     if sys.argv[1] == "sobol":
-        sobol_bars(sys.argv[2])
+        sobol_bars(sys.argv[2], *(sys.argv[4:5] if sys.argv[3:4] == ["--out"] else []))
     else:
         fd_figure()

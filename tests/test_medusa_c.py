@@ -58,7 +58,7 @@ def test_c_program_starts_from_the_files_initial_state(exe, tmp_path):
     assert sorted(states[1]) == pytest.approx([0.0, 0.01, 0.02], abs=1e-12)  # -s default 0.01 s
 
 
-@pytest.mark.slow  # jaxmedusa's compile of the run takes ~20-30 s here
+@pytest.mark.slow  # its default twin: tests/test_offset_default_path.py (the CLI's run to 1.1 s)
 def test_c_program_is_jaxmedusa_before_contact(exe, tmp_path):
     from jaxmedusa.run import run_scenario
 

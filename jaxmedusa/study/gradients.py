@@ -19,7 +19,8 @@ simulation is exact to ~1e-9; the derivative THROUGH the simulation is forward m
 (docs/sensitivity.md: what these derivatives mean at contact onset and under MEDUSA's law).
 
 Parameters that can be differentiated: those with a continuous distribution (uniform,
-normal, truncnormal); not a vehicle's model number. Outputs: float per-vehicle metrics
+normal, truncnormal) or a list of numbers (`values = [...]`, `choice = [...]`: the derivative
+at each listed point); not a vehicle's model number. Outputs: float per-vehicle metrics
 (`GRADIENT_METRICS`; counts, flags and the PDOF clock hour have no derivative).
 """
 from __future__ import annotations
@@ -41,7 +42,7 @@ from jaxmedusa.study.perturb import scenario_for
 from jaxmedusa.study.spec import Study
 
 __all__ = ["GRADIENT_METRICS", "gradient_column", "output_columns", "check_gradients", "check_differentiable",
-           "chunk_gradients", "run_batch_jvp", "parameter_unit", "gradient_units", "REL_STEP"]
+           "chunk_gradients", "run_batch_jvp", "is_differentiable", "parameter_unit", "gradient_units", "REL_STEP"]
 
 # Metrics with a derivative (floats); counts, flags and clock hours are left out.
 GRADIENT_METRICS = tuple(m for m in VEHICLE_METRICS
@@ -98,12 +99,21 @@ def check_gradients(of, wrt, parameters, n_vehicles: int, fail):
     for name in of:
         if name not in valid_of:
             fail("outputs.gradients.of", f"unknown output {name!r}; valid: {', '.join(valid_of)}")
-    cont = [p.name for p in parameters if p.dist.kind in ("uniform", "normal", "truncnormal")
-            and all(t.kind != "vehicle_model" for t, _ in p.targets)]
+    cont = [p.name for p in parameters if is_differentiable(p)]
     for name in wrt:
         if name not in cont:
             fail("outputs.gradients.wrt", f"unknown or non-continuous parameter {name!r}; valid (parameters with a "
-                 f"uniform, normal or truncnormal distribution): {', '.join(cont) or 'none'}")
+                 f"uniform, normal or truncnormal distribution, or a list of numbers): {', '.join(cont) or 'none'}")
+
+
+def is_differentiable(p) -> bool:
+    """Whether a study Parameter can be a gradient column's `wrt`: a continuous distribution,
+    or a grid or choice of numbers (a numeric field evaluated at listed points: the derivative
+    at each point); never a vehicle's model number (an index) or a list of names."""
+    numeric = p.dist.kind in ("uniform", "normal", "truncnormal") or (
+        p.dist.kind in ("values", "choice")
+        and all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in p.dist.args))
+    return numeric and all(t.kind != "vehicle_model" for t, _ in p.targets)
 
 
 def check_differentiable(settings: Settings, n_vehicles: int, what: str, fail) -> None:

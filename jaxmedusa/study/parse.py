@@ -125,15 +125,15 @@ _MODEL_SCALARS = [f.name for f in dataclasses.fields(ModelSpec)
                   if f.name not in ("contact_dims", "eq_F", "tire_model", "extra_axles")]
 
 
-def load_study(path: str | Path) -> Study:
-    """Read and validate a study file (module docstring). Raises StudyError naming the key."""
-    path = Path(path)
-    data, text = read_toml(path, StudyError)
-    return study_from_dict(data, base_dir=path.parent, source=str(path), default_name=path.stem, text=text)
+def load_study(path: str | Path, sampler_replaced: bool = False) -> Study:
+    """Read and validate a study file (module docstring). Raises StudyError naming the key.
+    sampler_replaced: another design replaces `[sampler]` (`jaxmedusa sensitivity`): none needed."""
+    data, text = read_toml(Path(path), StudyError)
+    return study_from_dict(data, Path(path).parent, str(path), Path(path).stem, text, sampler_replaced)
 
 
 def study_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<study>", default_name: str = "study",
-                    text: str = "") -> Study:
+                    text: str = "", sampler_replaced: bool = False) -> Study:
     """A validated Study from a parsed study table. Every sample is generated and checked
     here too (impossible models, bad road points, ...), so a Study that loads will run."""
     err = InputErrors(source)
@@ -185,7 +185,7 @@ def study_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<stud
             err.fail(f"tire.{k}", f"unknown tire parameter; expected one of {', '.join(GOODYEAR_185SR14)}")
         tire[k] = err.number(v, f"tire.{k}")
 
-    sampler = _sampler(data.get("sampler", {}), err)
+    sampler = _sampler(data.get("sampler", {"kind": "sobol", "n": 1} if sampler_replaced else {}), err)  # never run
     params = _parameters(data.get("parameters", {}), base, sampler, err)
     if sampler.kind != "grid" and not any(not p.dist.fixed for p in params):
         err.fail("sampler.kind", f"'{sampler.kind}' needs at least one parameter with a distribution; "

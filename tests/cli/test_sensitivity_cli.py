@@ -9,6 +9,9 @@ from typer.testing import CliRunner
 from jaxmedusa_cli.app import app
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+# one worker under `pytest -n` (--dist loadgroup): tests/study/test_gradients.py and the DGSM run of
+# tests/cli/test_sensitivity_cli.py compile the same forward-mode chunk (16 scenarios, 2 tangents)
+pytestmark = pytest.mark.xdist_group("sens_offset_jvp")
 
 
 def _study(tmp_path, old: str = "", new: str = "") -> Path:
@@ -22,7 +25,8 @@ def test_dgsm_run_writes_the_sensitivity_table(tmp_path):
     # the same study, chunk size and tangents as tests/study/test_gradients.py: one compilation
     study = _study(tmp_path, "[outputs]\n", '[outputs]\nsensitivity = ["v2_delta_v", "v2_final_y"]\n')
     out = tmp_path / "out"
-    r = CliRunner().invoke(app, ["sensitivity", str(study), "--method", "dgsm", "--n", "4", "--out", str(out),
+    # 16 points: chunks of 16 with 2 tangents, the shape of tests/study/test_gradients.py (one compile)
+    r = CliRunner().invoke(app, ["sensitivity", str(study), "--method", "dgsm", "--n", "16", "--out", str(out),
                                  "--no-progress"])
     assert r.exit_code == 0, r.output
     t = pd.read_parquet(out / "sensitivity.parquet")

@@ -87,3 +87,20 @@ def test_several_scenarios_are_refused(tmp_path):
     t = pd.concat([_table().assign(scenario=0), _table().assign(scenario=1)])
     with pytest.raises(ValueError, match="scenario"):
         write_asc(t, tmp_path)
+
+
+def test_docs_example_runs_as_written(tmp_path, monkeypatch):
+    """docs/asc-files.md's Python example, run verbatim (its import once named a module that
+    does not exist) on a table saved where it reads one: it writes the four files there."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "asc-files.md").read_text()
+    (code,) = re.findall(r"```python\n(.*?)```", doc, flags=re.S)
+    (table_path,) = re.findall(r'read_parquet\("([^"]+)"\)', code)  # where the example reads a run's table
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / table_path).parent.mkdir(parents=True)
+    _table().to_parquet(tmp_path / table_path)
+    exec(compile(code, "docs/asc-files.md", "exec"), {})
+    written = sorted(p.name for p in (tmp_path / table_path).parent.glob("*.asc"))
+    assert written == ["director.asc", "energy.asc", "path.asc", "velocity.asc"]
