@@ -79,6 +79,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmedusa.analysis.articulation import JACKKNIFE_DEG, articulation
 from jaxmedusa.analysis.step_counts import EPISODE_GAP, Counts, StepCounts
 from jaxmedusa.contact.crash import NO_PARTNER
 from jaxmedusa.core.params import GRAVITY
@@ -104,6 +105,7 @@ VEHICLE_METRICS = {
     "energy_start": (), "energy_end": (),
     "max_crush": (), "residual_crush": (), "pulse_duration": (), "mean_decel_g": (), "peak_decel_g": (),
     "restitution": (), "absorbed_energy": (), "ees": (),
+    "max_articulation": (), "jackknife": (),
 }
 SCENARIO_METRICS = ("status", "end_time", "steps", "rejected_steps", "contact_steps", "contact_runs", "episodes")
 
@@ -137,6 +139,7 @@ class OutcomeState(NamedTuple):
     v_end: jnp.ndarray  # (V, 3) [m/s] after the last contact step
     partner: jnp.ndarray  # int32 partner of the first contact (BARRIER, NO_PARTNER or a vehicle)
     counts: Counts  # per scenario: step and contact counts (analysis/step_counts.py)
+    articulation: jnp.ndarray | float = 0.0  # [rad] >= 0, largest |articulation| (analysis/articulation.py)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -239,6 +242,7 @@ class Outcomes:
             crush=z, residual=z, pulse=z, peak_decel=z, absorbed=z, load=z, v_start=jnp.zeros((n, 3), vs.r.dtype),
             v_end=jnp.zeros((n, 3), vs.r.dtype), partner=jnp.full((n,), NO_PARTNER, jnp.int32),
             counts=StepCounts(self.episode_gap).init(batch_item, state),
+            articulation=jnp.abs(articulation(getattr(batch_item, "joints", None), vs.F)),
         )
 
     def update(self, m: OutcomeState, batch_item, state, info) -> OutcomeState:
@@ -289,6 +293,7 @@ class Outcomes:
             heading=h, turned=turned, max_turn=jnp.maximum(m.max_turn, jnp.abs(turned)),
             lateral0=m.lateral0, max_lateral=jnp.maximum(m.max_lateral, lat), energy0=m.energy0,
             counts=StepCounts(self.episode_gap).update(m.counts, batch_item, state, info),
+            articulation=jnp.maximum(m.articulation, jnp.abs(articulation(getattr(batch_item, "joints", None), vs.F))),
         )
 
     def summarize(self, m: OutcomeState, batch_item, state) -> dict:
@@ -314,6 +319,7 @@ class Outcomes:
             "rejected_steps": m.counts.rejected_steps, "contact_steps": m.counts.contact_steps,
             "contact_runs": m.counts.contact_runs, "episodes": m.counts.episodes,
             **_crash_metrics(m, batch_item),
+            "max_articulation": m.articulation * _RAD, "jackknife": m.articulation * _RAD > JACKKNIFE_DEG,
         }
         return out
 

@@ -1,0 +1,67 @@
+"""Articulation of towed vehicles: the angle between a trailer and its tow vehicle, the hitch
+force, and the study metrics built on them (docs/trailers.md).
+
+The articulation of vehicle b towed by a is the yaw of b's director d1 in the road plane
+minus that of a's, wrapped to (-180, 180] degrees: positive when the trailer points to the
+left of its tow vehicle. Vehicles that nobody tows have 0.
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmedusa.contact.joints import JointParams, joint_forces
+
+__all__ = ["JACKKNIFE_DEG", "articulation", "hitch_forces", "trajectory_columns"]
+
+# Jackknife: an articulation beyond 60 degrees. A car-trailer's ball and a semitrailer's
+# fifth wheel reach their geometric limits (drawbar against bumper, trailer front against
+# the cab) at about 70-90 degrees; a combination past 60 degrees at speed is no longer
+# steerable back (the tractor's rear is pushed sideways), the point where reconstruction
+# reports speak of a jackknife rather than of sway.
+JACKKNIFE_DEG = 60.0
+
+
+def _yaw(F):
+    """Yaw of director d1 [rad]; F (..., 3, 3), columns are directors."""
+    return jnp.arctan2(F[..., 1, 0], F[..., 0, 0])
+
+
+def articulation(joints: JointParams | None, F):
+    """(V,) articulation of each vehicle [rad] (0 for vehicles not towed); F (V, 3, 3)."""
+    n = F.shape[0]
+    if joints is None:
+        return jnp.zeros(n, F.dtype)
+    yaw = _yaw(F)
+    d = yaw[joints.body_b] - yaw[joints.body_a]
+    d = jnp.arctan2(jnp.sin(d), jnp.cos(d))
+    ib = (joints.body_b[:, None] == jnp.arange(n)[None, :]) & joints.valid[:, None]  # (J, V)
+    return jnp.sum(jnp.where(ib, d[:, None], 0.0), axis=0)
+
+
+def hitch_forces(joints: JointParams | None, r, F, v, W):
+    """(V, 3) world force of each vehicle's hitch on it [N] (the trailer's row; 0 for vehicles
+    not towed); r (V, 3), F (V, 3, 3), v (V, 3), W (V, 3, 3)."""
+    n = r.shape[0]
+    if joints is None:
+        return jnp.zeros((n, 3), r.dtype)
+    f = joint_forces(joints, r, F, v, W)
+    ib = ((joints.body_b[:, None] == jnp.arange(n)[None, :]) & joints.valid[:, None]).astype(f.dtype)
+    return ib.T @ f
+
+
+def trajectory_columns(samples, joints) -> dict[str, np.ndarray]:
+    """{articulation_deg: [B, S, V], hitch_force: [B, S, V] (magnitude [N]), hitch_fx, hitch_fy,
+    hitch_fz: [B, S, V] world components [N]} of saved Samples (leaves [B, S, ...]) and the
+    batch's JointParams ([B, J, ...]); the trajectory table adds them when a batch has joints."""
+    import jax
+
+    def one(jp, r, F, v, W):
+        art = jax.vmap(lambda F_: articulation(jp, F_))(F)
+        f = jax.vmap(lambda *x: hitch_forces(jp, *x))(r, F, v, W)
+        return art, f
+
+    art, f = jax.vmap(one)(joints, samples.r, samples.F, samples.v, samples.W)
+    f = np.asarray(f)
+    return {"articulation_deg": np.degrees(np.asarray(art)), "hitch_force": np.linalg.norm(f, axis=-1),
+            "hitch_fx": f[..., 0], "hitch_fy": f[..., 1], "hitch_fz": f[..., 2]}
