@@ -12,7 +12,7 @@ import numpy as np
 
 from jaxmedusa.contact.joints import JointParams, joint_forces
 
-__all__ = ["JACKKNIFE_DEG", "articulation", "hitch_forces", "trajectory_columns"]
+__all__ = ["JACKKNIFE_DEG", "articulation", "hitch_forces", "hitch_points", "trajectory_columns"]
 
 # Jackknife: an articulation beyond 60 degrees. A car-trailer's ball and a semitrailer's
 # fifth wheel reach their geometric limits (drawbar against bumper, trailer front against
@@ -52,7 +52,8 @@ def hitch_forces(joints: JointParams | None, r, F, v, W):
 
 def trajectory_columns(samples, joints) -> dict[str, np.ndarray]:
     """{articulation_deg: [B, S, V], hitch_force: [B, S, V] (magnitude [N]), hitch_fx, hitch_fy,
-    hitch_fz: [B, S, V] world components [N]} of saved Samples (leaves [B, S, ...]) and the
+    hitch_fz: [B, S, V] world components [N], hitch_x, hitch_y, hitch_z: [B, S, V] the hitch point
+    [m] (NaN for vehicles not towed)} of saved Samples (leaves [B, S, ...]) and the
     batch's JointParams ([B, J, ...]); the trajectory table adds them when a batch has joints."""
     import jax
 
@@ -63,5 +64,20 @@ def trajectory_columns(samples, joints) -> dict[str, np.ndarray]:
 
     art, f = jax.vmap(one)(joints, samples.r, samples.F, samples.v, samples.W)
     f = np.asarray(f)
+    point = hitch_points(joints, samples.r, samples.F)
     return {"articulation_deg": np.degrees(np.asarray(art)), "hitch_force": np.linalg.norm(f, axis=-1),
-            "hitch_fx": f[..., 0], "hitch_fy": f[..., 1], "hitch_fz": f[..., 2]}
+            "hitch_fx": f[..., 0], "hitch_fy": f[..., 1], "hitch_fz": f[..., 2],
+            "hitch_x": point[..., 0], "hitch_y": point[..., 1], "hitch_z": point[..., 2]}
+
+
+def hitch_points(joints, r, F) -> np.ndarray:
+    """[B, S, V, 3] world position of each towed vehicle's kingpin, r + F X_kingpin [m] (NaN
+    for vehicles not towed); joints [B, J, ...], r [B, S, V, 3], F [B, S, V, 3, 3]."""
+    r, F = np.asarray(r), np.asarray(F)
+    out = np.full(r.shape, np.nan)
+    b_idx, xb, valid = (np.asarray(x) for x in (joints.body_b, joints.Xb, joints.valid))
+    for i in range(r.shape[0]):
+        for j in np.flatnonzero(valid[i]):
+            v = b_idx[i, j]
+            out[i, :, v] = r[i, :, v] + F[i, :, v] @ xb[i, j]
+    return out

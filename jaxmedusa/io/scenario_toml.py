@@ -334,6 +334,8 @@ def _vehicle(t, where: str, n_models: int, err: InputErrors, base: VehicleSpec |
     """A VehicleSpec from a [[vehicles]] table (model is 1-based)."""
     t = err.table(t, where)
     err.keys(t, _VEHICLE_KEYS, where)
+    if "towed_by" not in t and ("hitch" in t or "kingpin" in t) and (base is None or base.towed_by is None):
+        err.fail(f"{where}.towed_by", "missing: a vehicle with a hitch or kingpin is towed (towed_by = N)")
     if base is None:
         for key in _VEHICLE_REQUIRED if "towed_by" not in t else ("model",):  # a trailer may be placed at its hitch
             if key not in t:

@@ -57,6 +57,7 @@ _DIRVEL_COLS = [f"w{i}{j}" for i in range(1, 4) for j in range(1, 4)]
 _UNITS = {"time": "s", "x": "m", "y": "m", "z": "m", "heading": "deg", "pitch": "deg", "roll": "deg",
           "speed": "m/s", "vx": "m/s", "vy": "m/s", "vz": "m/s", "energy": "J", "energy_medusa": "J",
           "articulation_deg": "deg", "hitch_force": "N", "hitch_fx": "N", "hitch_fy": "N", "hitch_fz": "N",
+          "hitch_x": "m", "hitch_y": "m", "hitch_z": "m",
           **{c: "1/s" for c in _DIRVEL_COLS}, **{c: "-" for c in _DIRECTOR_COLS}}
 
 # Per-vehicle metric units (outcomes.VEHICLE_METRICS) and vector component suffixes.
