@@ -62,6 +62,16 @@ crash (docs/crash-law.md; contact = a pair or barrier contact that carries force
                              force of the step and of the step before (CrashInfo.load) over
                              the step's crush increment (power dt / force)
     ees [m/s]                energy-equivalent speed sqrt(2 absorbed_energy / mass)
+damage of the first collision (analysis/damage.py, which also keeps the later ones)
+    c1 .. c6 [m]             residual crush profile across the damage width (NASS/CRASH3)
+    damage_width [m]         the damage width L; damage_offset [m] its centre from the
+                             vehicle's centre line (+ left on front/back, + forward on sides)
+    crash3_energy [J]        CRASH3 energy of the profile with the face's A, B (analysis/crash3.py)
+    collision_delta_v [m/s]  |delta-V| of the collision; collision_pdof_clock its clock hour
+    cdc (5,) int             SAE J224 CDC codes (tables write the string, e.g. "12FDEW2")
+articulated vehicles (analysis/articulation.py, docs/trailers.md)
+    max_articulation [deg]   largest |yaw - tow vehicle's yaw| of a towed vehicle (0 for others)
+    jackknife                max_articulation > JACKKNIFE_DEG (60 deg)
 Per scenario (arrays [B]): status (core.status.Status), end_time [s], steps [-] (accepted
 steps), and the counts of analysis/step_counts.py: rejected_steps, contact_steps (accepted
 steps with some pair or barrier in contact), contact_runs (runs of consecutive accepted steps
@@ -80,6 +90,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmedusa.analysis.articulation import JACKKNIFE_DEG, articulation
+from jaxmedusa.analysis.damage import DamageState, DamageTracker, first_collision_metrics
 from jaxmedusa.analysis.step_counts import EPISODE_GAP, Counts, StepCounts
 from jaxmedusa.contact.crash import NO_PARTNER
 from jaxmedusa.core.params import GRAVITY
@@ -105,6 +116,8 @@ VEHICLE_METRICS = {
     "energy_start": (), "energy_end": (),
     "max_crush": (), "residual_crush": (), "pulse_duration": (), "mean_decel_g": (), "peak_decel_g": (),
     "restitution": (), "absorbed_energy": (), "ees": (),
+    "c1": (), "c2": (), "c3": (), "c4": (), "c5": (), "c6": (), "damage_width": (), "damage_offset": (),
+    "crash3_energy": (), "collision_delta_v": (), "collision_pdof_clock": (), "cdc": (5,),
     "max_articulation": (), "jackknife": (),
 }
 SCENARIO_METRICS = ("status", "end_time", "steps", "rejected_steps", "contact_steps", "contact_runs", "episodes")
@@ -139,6 +152,7 @@ class OutcomeState(NamedTuple):
     v_end: jnp.ndarray  # (V, 3) [m/s] after the last contact step
     partner: jnp.ndarray  # int32 partner of the first contact (BARRIER, NO_PARTNER or a vehicle)
     counts: Counts  # per scenario: step and contact counts (analysis/step_counts.py)
+    damage: DamageState  # per collision: crush profiles, normals, delta-V (analysis/damage.py)
     articulation: jnp.ndarray | float = 0.0  # [rad] >= 0, largest |articulation| (analysis/articulation.py)
 
 
@@ -242,6 +256,7 @@ class Outcomes:
             crush=z, residual=z, pulse=z, peak_decel=z, absorbed=z, load=z, v_start=jnp.zeros((n, 3), vs.r.dtype),
             v_end=jnp.zeros((n, 3), vs.r.dtype), partner=jnp.full((n,), NO_PARTNER, jnp.int32),
             counts=StepCounts(self.episode_gap).init(batch_item, state),
+            damage=DamageTracker(self.episode_gap).init(batch_item, state),
             articulation=jnp.abs(articulation(getattr(batch_item, "joints", None), vs.F)),
         )
 
@@ -293,7 +308,9 @@ class Outcomes:
             heading=h, turned=turned, max_turn=jnp.maximum(m.max_turn, jnp.abs(turned)),
             lateral0=m.lateral0, max_lateral=jnp.maximum(m.max_lateral, lat), energy0=m.energy0,
             counts=StepCounts(self.episode_gap).update(m.counts, batch_item, state, info),
-            articulation=jnp.maximum(m.articulation, jnp.abs(articulation(getattr(batch_item, "joints", None), vs.F))),
+            damage=DamageTracker(self.episode_gap).update(m.damage, batch_item, state, info),
+            articulation=jnp.maximum(m.articulation,
+                                     jnp.abs(articulation(getattr(batch_item, "joints", None), vs.F))),
         )
 
     def summarize(self, m: OutcomeState, batch_item, state) -> dict:
@@ -319,6 +336,7 @@ class Outcomes:
             "rejected_steps": m.counts.rejected_steps, "contact_steps": m.counts.contact_steps,
             "contact_runs": m.counts.contact_runs, "episodes": m.counts.episodes,
             **_crash_metrics(m, batch_item),
+            **first_collision_metrics(m.damage, batch_item.vehicle),
             "max_articulation": m.articulation * _RAD, "jackknife": m.articulation * _RAD > JACKKNIFE_DEG,
         }
         return out

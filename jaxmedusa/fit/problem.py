@@ -32,7 +32,8 @@ from jaxmedusa.build import build_batch
 from jaxmedusa.core.pytree import replace
 from jaxmedusa.core.safe_math import heading, safe_hypot
 from jaxmedusa.core.status import Status
-from jaxmedusa.fit.spec import FitSpec
+from jaxmedusa.analysis.damage import first_collision_metrics
+from jaxmedusa.fit.spec import CRUSH_QUANTITIES, FitSpec
 from jaxmedusa.physics import road as road_mod
 from jaxmedusa.fit.observe import ObservationTracker, Observed
 from jaxmedusa.solver.simulate import finish, init_metrics, simulate
@@ -78,7 +79,8 @@ class FitProblem:
         self._sigma = np.array([r[5] for r in rows])
         self._is_heading = np.array([r[3] == "heading_deg" for r in rows])
         self.times = sorted({o.time for o in spec.observations})
-        self.tracker = ObservationTracker(tuple(self.times))
+        crush = any(r[3] in CRUSH_QUANTITIES for r in rows)  # C1..C6 observed: track the crush profiles
+        self.tracker = ObservationTracker(tuple(self.times), damage=crush)
 
     @property
     def n_unknowns(self) -> int:
@@ -176,10 +178,16 @@ class FitProblem:
     def predict(self, x):
         """(model values (m,) in the observations' units, status of the run ())."""
         obs, final = self.observe(x)
+        crush = None
+        if obs.damage is not None:  # the first collision's C1..C6 (analysis/damage.py), [V]
+            dm = jax.tree.map(lambda a: a[0], obs.damage)
+            crush = first_collision_metrics(dm, jax.tree.map(lambda a: a[0], self.batch.vehicle))
         out = []
         for (_, k, T, q, _, _) in self.rows:
             i = self.times.index(T)
-            if q == "x":
+            if q in CRUSH_QUANTITIES:
+                out.append(crush[q][k])
+            elif q == "x":
                 out.append(obs.r[0, i, k, 0])
             elif q == "y":
                 out.append(obs.r[0, i, k, 1])

@@ -26,7 +26,9 @@ Fit file (TOML; every key is checked, errors name the file and the key):
     [[observations]]                      # one table per observed vehicle and time
     vehicle = 2                           # 1-based
     time = 2.5                            # [s], or "end" (= end_time)
-    x = 52.1                              # any of x, y [m], heading_deg [deg], speed [m/s]
+    x = 52.1                              # any of x, y [m], heading_deg [deg], speed [m/s];
+                                          #   at time = "end" also c1..c6 [m], the crush
+                                          #   profile of the vehicle's first collision
     y = 1.3
     heading_deg = 4.2
     sigma = { x = 0.1, y = 0.1, heading_deg = 0.5 }   # standard deviation of each given quantity
@@ -69,9 +71,12 @@ __all__ = ["FitSpec", "Unknown", "Observation", "FitOptions", "load_fit", "fit_f
 FitError = MedusaInputError  # the CLI's exit-code-2 error, as for scenario and study files
 
 QUANTITIES = ("x", "y", "heading_deg", "speed")  # observable quantities, in this order
+# The crush profile of the vehicle's first collision (analysis/damage.py), observable at "end"
+# only: C1..C6 [m] as an investigator measures them (NASS), each with its sigma.
+CRUSH_QUANTITIES = tuple(f"c{i}" for i in range(1, 7))
 _TOP_KEYS = ("name", "description", "scenario", "simulation", "contact", "tire", "unknowns", "observations", "fit")
 _UNKNOWN_KEYS = ("path", "initial", "bounds", "spread")
-_OBS_KEYS = ("vehicle", "time", "sigma") + QUANTITIES
+_OBS_KEYS = ("vehicle", "time", "sigma") + QUANTITIES + CRUSH_QUANTITIES
 _FIT_KEYS = ("starts", "max_iterations", "seed", "rtol", "atol")
 _FITTABLE = ("vehicle", "driver", "contact")  # Target kinds the simulation holds as arrays
 
@@ -271,9 +276,12 @@ def _observations(t, base: Scenario, settings: Settings, err: InputErrors) -> li
             if not 0.0 <= time <= settings.end_time:
                 err.fail(f"{where}.time", f"{time:g} s lies outside the simulated [0, {settings.end_time:g}] s "
                          "(simulation.end_time)")
-        given = [q for q in QUANTITIES if q in o]
+        given = [q for q in QUANTITIES + CRUSH_QUANTITIES if q in o]
         if not given:
-            err.fail(where, f"no observed quantity: give any of {', '.join(QUANTITIES)}")
+            err.fail(where, f"no observed quantity: give any of {', '.join(QUANTITIES + CRUSH_QUANTITIES)}")
+        crush = [q for q in given if q in CRUSH_QUANTITIES]
+        if crush and time != settings.end_time:
+            err.fail(f"{where}.{crush[0]}", "a crush profile is observed at time = \"end\" (the permanent crush)")
         sigma = err.table(o.get("sigma", {}), f"{where}.sigma")
         for s in sigma:
             if s not in given:

@@ -162,7 +162,11 @@ def energy_medusa(p: VehicleParams, r, F, v, W):
     spring energy measured from z = 0 (eq 1.34)."""
     t_dir = 0.5 * jnp.sum(p.my * jnp.sum(W * W, axis=0))
     rq3 = r[2] + p.X @ F[2, :]  # vertical coordinate of each assembly point
-    v_springs = 0.5 * jnp.sum(p.C * (rq3 - p.spring_ref) ** 2)
+    stretch = rq3 - p.spring_ref
+    if p.equalise is None:
+        v_springs = 0.5 * jnp.sum(p.C * stretch**2)
+    else:  # equalised tandems: the potential of the shared force E (C dz), 0.5 dz . E (C dz) (equal C in a group)
+        v_springs = 0.5 * jnp.dot(stretch, p.equalise @ (p.C * stretch))
     return t_dir + stored_energy(F, p.lam, p.tm) + v_springs + p.mass * GRAVITY * r[2]
 
 

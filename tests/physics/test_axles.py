@@ -70,3 +70,28 @@ def test_mixed_batch_truck_locks_and_car_is_undisturbed(model1_at_equilibrium, s
     only, s1 = build_batch([car])
     alone = simulate(only, s1, settings, record=False).final.vehicles
     np.testing.assert_allclose(np.asarray(res.r[0]), np.asarray(alone.r[0]), atol=1e-9)
+
+
+def test_equalised_spring_energy_is_the_potential_of_the_shared_forces():
+    # Virtual work: with dampers off, the springs' energy in energy_medusa (less the chassis'
+    # stored energy and gravity) has the gradient -sum_q X_q^i Fz_q along the vertical component
+    # of director d_i (eq 1.10 with f^q = Fz e3): i = 1 weighs the loads by their lever arms,
+    # so it tells the equalised split from independent springs. Pitched chassis: the tandem
+    # springs stretch unequally. Forward mode against vehicle_rates' loads, 1e-9.
+    import jax
+    import jax.numpy as jnp
+
+    from jaxmedusa.physics.vehicle import energy_medusa, stored_energy, vehicle_params, vehicle_rates
+
+    p = vehicle_params(dataclasses.replace(truck(c=(3.0e5, 3.6e5, 3.6e5)), d1=0.0, d2=0.0))
+    z, r = jnp.zeros(6), jnp.array([0.0, 0.0, 1.43])
+    tilt = jnp.array([[1.0, 0.0, 0.02], [0.0, 1.0, 0.0], [-0.02, 0.0, 1.0]])
+    fz = vehicle_rates(p, None, r, tilt, jnp.zeros(3), jnp.zeros((3, 3)), z, z, 0, 0.0, 0.0, 0.0, False)[1].fz
+
+    def springs(F):
+        return energy_medusa(p, r, F, jnp.zeros(3), jnp.zeros((3, 3))) - stored_energy(F, p.lam, p.tm) \
+            - p.mass * GRAVITY * r[2]
+
+    grad = jax.grad(springs)(tilt)
+    assert float(jnp.max(fz)) > 0.0 and float(jnp.min(fz[:6])) > 0.0  # every wheel loaded
+    np.testing.assert_allclose(np.asarray(grad[2]), -np.asarray(p.X).T @ np.asarray(fz), rtol=1e-9, atol=1e-6)

@@ -110,3 +110,18 @@ def test_batches_without_controls_compile_them_out(models, single_scenario):
     # MEDUSA's cars: no per-wheel tables, no zones -> nothing new in the step.
     batch, _ = build_batch([single_scenario(models[0], speed=10.0)])
     assert batch.driver.wheels is None and batch.zones is None
+
+
+def test_per_wheel_tables_interpolate_like_numpy():
+    # Linear: numpy.interp per wheel (held constant outside); constant: value[i] on [t_i, t_i+1).
+    from jaxmedusa.physics.driver import wheel_table_value
+
+    times = jnp.array([0.0, 0.5, 0.5, 2.0])  # a repeated knot (a step) included
+    values = jnp.array([[0.0, 1.0], [0.4, 1.0], [0.8, 0.0], [1.0, 0.5]])
+    f = jax.jit(wheel_table_value)
+    for t in (-1.0, 0.25, 0.5, 1.25, 3.0):
+        lin = np.asarray(f(times, values, 1.0, t))
+        ref = [np.interp(t, np.asarray(times), np.asarray(values[:, w])) for w in range(2)]
+        np.testing.assert_allclose(lin, ref, atol=1e-15)
+    np.testing.assert_array_equal(np.asarray(f(times, values, 0.0, 1.25)), [0.8, 0.0])
+    np.testing.assert_array_equal(np.asarray(f(times, values, 0.0, 0.25)), [0.0, 1.0])
