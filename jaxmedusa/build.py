@@ -336,13 +336,13 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
             v0[i, j] = (speed * math.cos(th), speed * math.sin(th), 0.0)  # SPEED along the heading
 
     for i, sc in enumerate(scenarios):  # towed vehicles: kingpin on the hitch (docs/trailers.md, "Start")
-        for a, b in _hitch_order(sc):
-            Xa, Xb = np.asarray(sc.vehicles[b].hitch, float), np.asarray(sc.vehicles[b].kingpin, float)
-            at_hitch = r0[i, a] + F0[i, a] @ Xa - F0[i, b] @ Xb  # eq (1.2) at both anchors
-            if sc.vehicles[b].place_at_hitch:
-                r0[i, b] = at_hitch
+        for tow, towed in _hitch_order(sc):
+            Xa, Xb = np.asarray(sc.vehicles[towed].hitch, float), np.asarray(sc.vehicles[towed].kingpin, float)
+            at_hitch = r0[i, tow] + F0[i, tow] @ Xa - F0[i, towed] @ Xb  # eq (1.2) at both anchors
+            if sc.vehicles[towed].place_at_hitch:
+                r0[i, towed] = at_hitch
             else:  # x, y as given; the height from the hitch
-                r0[i, b, 2] = at_hitch[2]
+                r0[i, towed, 2] = at_hitch[2]
 
     def gather(trees, idx):
         stacked = jax.tree.map(lambda *xs: np.stack(xs), *trees)
