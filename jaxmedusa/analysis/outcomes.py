@@ -69,7 +69,7 @@ damage of the first collision (analysis/damage.py, which also keeps the later on
     crash3_energy [J]        CRASH3 energy of the profile with the face's A, B (analysis/crash3.py)
     collision_delta_v [m/s]  |delta-V| of the collision; collision_pdof_clock its clock hour
     cdc (5,) int             SAE J224 CDC codes (tables write the string, e.g. "12FDEW2")
-articulated vehicles (analysis/articulation.py, docs/trailers.md)
+articulated vehicles (contact/articulation.py, docs/trailers.md)
     max_articulation [deg]   largest |yaw - tow vehicle's yaw| of a towed vehicle (0 for others)
     jackknife                max_articulation > JACKKNIFE_DEG (60 deg)
 Per scenario (arrays [B]): status (core.status.Status), end_time [s], steps [-] (accepted
@@ -89,7 +89,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmedusa.analysis.articulation import JACKKNIFE_DEG, articulation
+from jaxmedusa.contact.articulation import JACKKNIFE_DEG, articulation
 from jaxmedusa.analysis.damage import DamageState, DamageTracker, first_collision_metrics
 from jaxmedusa.analysis.step_counts import EPISODE_GAP, Counts, StepCounts
 from jaxmedusa.contact.crash import NO_PARTNER
@@ -153,7 +153,7 @@ class OutcomeState(NamedTuple):
     partner: jnp.ndarray  # int32 partner of the first contact (BARRIER, NO_PARTNER or a vehicle)
     counts: Counts  # per scenario: step and contact counts (analysis/step_counts.py)
     damage: DamageState  # per collision: crush profiles, normals, delta-V (analysis/damage.py)
-    articulation: jnp.ndarray | float = 0.0  # [rad] >= 0, largest |articulation| (analysis/articulation.py)
+    articulation: jnp.ndarray | float = 0.0  # [rad] >= 0, largest |articulation| (contact/articulation.py)
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -18,6 +18,7 @@ class Status(IntEnum):
     NAN = 1
     OFF_ROAD = 2
     CONTACT_NOT_CONVERGED = 3
+    ENERGY_GAIN = 10  # set after the run (jaxmedusa.run): energy beyond the drivers' work; the run was not stopped
 
     @property
     def label(self) -> str:
@@ -35,6 +36,8 @@ _MESSAGES = {
     Status.NAN: "a state component became NaN or infinite",
     Status.OFF_ROAD: "a vehicle left the road's range (MEDUSA exits there)",
     Status.CONTACT_NOT_CONVERGED: "the contact-point solver residual exceeded its tolerance while in contact",
+    Status.ENERGY_GAIN: "ran to the end, but the total energy rose above the initial energy plus the drivers' work "
+                        "by more than the margin (physically impossible: the contact law created energy)",
 }
 
 

@@ -43,8 +43,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from jaxmedusa import __version__
+from jaxmedusa.contact.articulation import trajectory_columns
 from jaxmedusa.core.safe_math import orientation_angles
 from jaxmedusa.core.status import status_label
+from jaxmedusa.io.cdc import cdc_string
 
 __all__ = ["write_trajectory", "trajectory_table", "scenarios_table", "write_table", "write_columns", "columns_table",
            "arrow_array", "write_text", "umask", "read_table", "provenance", "git_commit", "metric_columns",
@@ -275,8 +277,7 @@ def trajectory_table(samples, valid, ids=None, id_name: str = "sample_id", joint
             cols[f"w{i + 1}{j + 1}"] = W[:, j, i]
     cols["energy"] = take(samples.energy)
     cols["energy_medusa"] = take(samples.energy_medusa)
-    if joints is not None:  # articulated vehicles (analysis/articulation.py, docs/trailers.md)
-        from jaxmedusa.analysis.articulation import trajectory_columns
+    if joints is not None:  # articulated vehicles (contact/articulation.py, docs/trailers.md)
         cols.update({k: x[bi, si, vi] for k, x in trajectory_columns(samples, joints).items()})
     arrays = [arrow_array(c) for c in cols.values()]
     schema = pa.schema([_field(k, a.type) for k, a in zip(cols, arrays)])
@@ -335,7 +336,6 @@ def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict
         elif name in ("pdof_deg", "pdof_clock"):
             null = np.asarray(metrics["pdof_clock"])[:, :n_vehicles] == 0
         if name == "cdc":  # SAE J224 codes (N, V, 5) -> one string column per vehicle
-            from jaxmedusa.analysis.damage import cdc_string  # noqa: PLC0415 (analysis imports io)
             for k, col in enumerate(metric_columns(name, n_vehicles)):
                 cols[col] = pa.array([cdc_string(c) for c in a[:, k]])
             continue

@@ -12,7 +12,7 @@ import jax
 import numpy as np
 import pytest
 
-from jaxmedusa.analysis.articulation import JACKKNIFE_DEG
+from jaxmedusa.contact.articulation import JACKKNIFE_DEG
 from jaxmedusa.analysis.outcomes import Outcomes
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings

@@ -9,7 +9,7 @@ import pytest
 import jax
 import jax.numpy as jnp
 
-from jaxmedusa.analysis.articulation import articulation
+from jaxmedusa.contact.articulation import articulation
 from jaxmedusa.analysis.sway import CarTrailer, critical_speed, decay_rate
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import GRAVITY, Settings

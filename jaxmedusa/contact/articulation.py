@@ -1,5 +1,5 @@
 """Articulation of towed vehicles: the angle between a trailer and its tow vehicle, the hitch
-force, and the study metrics built on them (docs/trailers.md).
+force and point, for the trajectory table and the study metrics (docs/trailers.md).
 
 The articulation of vehicle b towed by a is the yaw of b's director d1 in the road plane
 minus that of a's, wrapped to (-180, 180] degrees: positive when the trailer points to the
@@ -7,6 +7,7 @@ left of its tow vehicle. Vehicles that nobody tows have 0.
 """
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -55,8 +56,6 @@ def trajectory_columns(samples, joints) -> dict[str, np.ndarray]:
     hitch_fz: [B, S, V] world components [N], hitch_x, hitch_y, hitch_z: [B, S, V] the hitch point
     [m] (NaN for vehicles not towed)} of saved Samples (leaves [B, S, ...]) and the
     batch's JointParams ([B, J, ...]); the trajectory table adds them when a batch has joints."""
-    import jax
-
     def one(jp, r, F, v, W):
         art = jax.vmap(lambda F_: articulation(jp, F_))(F)
         f = jax.vmap(lambda *x: hitch_forces(jp, *x))(r, F, v, W)
