@@ -2,8 +2,8 @@
 1 deg steer. With its drive and tag axles locked from 1 s the tractor's rear loses its side
 force and the semitrailer pushes it round: the articulation passes JACKKNIFE_DEG (60 deg)
 within 4 s. The same combination rolling freely holds the curve with a few degrees of
-articulation (a steady 1 deg steer at 20 m/s on a 4.9 m wheelbase: radius ~280 m, and the
-kinematic articulation about (wheelbases 4.9 + 7.7 m) / 280 m = 2.6 deg)."""
+articulation (a 1 deg steer on the tractor's 3.685 m wheelbase: radius ~210 m; the kinematic
+articulation is about l_t / R = 7.7 m / 210 m = 2.1 deg)."""
 from __future__ import annotations
 
 import dataclasses
