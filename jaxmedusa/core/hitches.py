@@ -58,7 +58,8 @@ def hitch_problems(scenario) -> list[tuple[str, str]]:
                 out.append((f"{where}.towed_by", "a trailer model needs towed_by = the number of its tow vehicle"))
             continue
         if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < n:
-            out.append((f"{where}.towed_by", f"a vehicle number 1..{n} expected, got {t + 1 if isinstance(t, int) else t!r}"))
+            got = t + 1 if isinstance(t, int) else t
+            out.append((f"{where}.towed_by", f"a vehicle number 1..{n} expected, got {got!r}"))
             continue
         if t == j:
             out.append((f"{where}.towed_by", "a vehicle cannot tow itself"))

@@ -56,7 +56,8 @@ def sway_rates(factors, end_time):
     assert np.all(np.asarray(res.final.clock.status) == 0)
     art = jax.vmap(jax.vmap(articulation, in_axes=(None, 0)))(batch.joints, res.samples.F)  # [B, S, V]
     t = np.asarray(res.samples.t)[0]
-    return v_crit, np.array(speeds), np.array([decay_rate(t, np.asarray(art)[i, :, 1], 2.5) for i in range(len(speeds))])
+    sigma = [decay_rate(t, np.asarray(art)[i, :, 1], 2.5) for i in range(len(speeds))]
+    return v_crit, np.array(speeds), np.array(sigma)
 
 
 @pytest.mark.slow
