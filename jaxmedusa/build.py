@@ -21,6 +21,8 @@ import numpy as np
 
 from jaxmedusa.core.params import (CONTACT_DEFAULTS, BarrierParams, Batch, ContactParams, DriverParams, WheelTables,
                                    ZoneParams, contact_params)
+from jaxmedusa.contact.joints import joint_gains, joint_params
+from jaxmedusa.core.hitches import hitch_problems, placed_poses, towed_pairs
 from jaxmedusa.core.scenario import BARRIER_KINDS, WHEEL_TABLES, BarrierSpec, DriverTable, Scenario, ZoneSpec
 from jaxmedusa.core.state import (CONTACT_WARM_SIZE, BarrierState, PairState, ScenarioClock, SimState, VehicleState,
                                   pair_indices)
@@ -277,6 +279,8 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
     for sc in scenarios:  # before anything indexes models or tables
         for j, veh in enumerate(sc.vehicles):
             _check_vehicle(veh, j, len(sc.models), sc.name)
+        for key, reason in hitch_problems(sc)[:1]:
+            raise ValueError(f"scenario {sc.name!r}: {key}: {reason}")
     n_v = n_vehicles or max(len(s.vehicles) for s in scenarios)
     if any(len(s.vehicles) > n_v for s in scenarios):
         raise ValueError(f"a scenario has more than n_vehicles={n_v} vehicles")
@@ -313,6 +317,7 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
                 road_list.append(_np_tree(road_mod.build_road(sc.road)))
             road_idx[i] = road_cache[rk]
         valid[i, : len(sc.vehicles)] = True
+        poses = placed_poses(sc)  # trailers placed at their hitch (core/hitches.py)
         for j in range(n_v):
             veh = sc.vehicles[min(j, len(sc.vehicles) - 1)]  # padding repeats the last vehicle
             model = sc.models[veh.model]
@@ -324,10 +329,20 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
             dp = driver_params(veh, k)
             drv["st"][i, j], drv["sv"][i, j], drv_lin["sl"][i, j] = dp.steer_times, dp.steer_values, dp.steer_linear
             drv["vt"][i, j], drv["vv"][i, j], drv_lin["vl"][i, j] = dp.speed_times, dp.speed_values, dp.speed_linear
-            th = veh.orientation * math.pi / 180.0
-            F0[i, j] = initial_directors(veh.orientation, model.eq_F)
-            r0[i, j] = (veh.x, veh.y, model.eq_r3)  # r = (X, Y, R3)
-            v0[i, j] = (veh.speed * math.cos(th), veh.speed * math.sin(th), 0.0)  # SPEED along the heading
+            x, y, orientation, speed = poses[min(j, len(sc.vehicles) - 1)]
+            th = orientation * math.pi / 180.0
+            F0[i, j] = initial_directors(orientation, model.eq_F)
+            r0[i, j] = (x, y, model.eq_r3)  # r = (X, Y, R3)
+            v0[i, j] = (speed * math.cos(th), speed * math.sin(th), 0.0)  # SPEED along the heading
+
+    for i, sc in enumerate(scenarios):  # towed vehicles: kingpin on the hitch (docs/trailers.md, "Start")
+        for tow, towed in _hitch_order(sc):
+            Xa, Xb = np.asarray(sc.vehicles[towed].hitch, float), np.asarray(sc.vehicles[towed].kingpin, float)
+            at_hitch = r0[i, tow] + F0[i, tow] @ Xa - F0[i, towed] @ Xb  # eq (1.2) at both anchors
+            if sc.vehicles[towed].place_at_hitch:
+                r0[i, towed] = at_hitch
+            else:  # x, y as given; the height from the hitch
+                r0[i, towed, 2] = at_hitch[2]
 
     def gather(trees, idx):
         stacked = jax.tree.map(lambda *xs: np.stack(xs), *trees)
@@ -356,8 +371,44 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
                       in_contact=jnp.zeros((b, n_pairs), bool), crush=f64(np.zeros((b, n_pairs))))
     barriers, barrier_state = batch_barriers(scenarios, n_v)
     batch = Batch(vehicle=vehicle, driver=driver, valid=jnp.asarray(valid), contact=contact_arr, road=road,
-                  barriers=barriers, zones=batch_zones(scenarios))
+                  barriers=barriers, zones=batch_zones(scenarios),
+                  joints=batch_joints(scenarios, vp_list, vp_idx, n_v, dt))
     return batch, initial_state(vs, pairs, dt, barrier_state)
+
+
+def _hitch_order(sc) -> list[tuple[int, int]]:
+    """(tow, trailer) pairs of a scenario, tow vehicles first (chains in order)."""
+    todo = towed_pairs(sc)
+    order, placed = [], {j for j, v in enumerate(sc.vehicles) if v.towed_by is None}
+    while todo:
+        ready = [(a, b) for a, b in todo if a in placed]
+        order += ready
+        placed |= {b for _, b in ready}
+        todo = [p for p in todo if p not in ready]
+    return order
+
+
+def batch_joints(scenarios, vp_list, vp_idx, n_v: int, dt: float):
+    """contact.joints.JointParams [B, J, ...] of the scenarios' hitches (J the most of any
+    scenario), or None when no scenario has a trailer (joints are then compiled out). Each
+    hitch's stiffness and damping follow from both bodies' masses and the step dt [s]
+    (contact.joints.joint_gains, docs/trailers.md)."""
+    per = [towed_pairs(sc) for sc in scenarios]
+    n_j = max(len(p) for p in per)
+    if n_j == 0:
+        return None
+    pairs = pair_indices(n_v)
+    trees = []
+    for i, (sc, couplings) in enumerate(zip(scenarios, per)):
+        rows = []
+        for a, b in couplings:
+            pa, pb = vp_list[vp_idx[i, a]], vp_list[vp_idx[i, b]]
+            Xa, Xb = sc.vehicles[b].hitch, sc.vehicles[b].kingpin
+            k, c = joint_gains(pa.mass, pa.my, Xa, pb.mass, pb.my, Xb, dt)
+            rows.append((a, b, Xa, Xb, k, c))
+        trees.append(joint_params(rows, n_j, pairs))
+    stacked = jax.tree.map(lambda *xs: np.stack(xs), *trees)
+    return jax.tree.map(lambda x: jnp.asarray(x) if x.dtype != np.float64 else jnp.asarray(x, jnp.float64), stacked)
 
 
 def initial_state(vehicles: VehicleState, pairs: PairState, dt: float, barriers: BarrierState | None = None

@@ -69,6 +69,9 @@ damage of the first collision (analysis/damage.py, which also keeps the later on
     crash3_energy [J]        CRASH3 energy of the profile with the face's A, B (analysis/crash3.py)
     collision_delta_v [m/s]  |delta-V| of the collision; collision_pdof_clock its clock hour
     cdc (5,) int             SAE J224 CDC codes (tables write the string, e.g. "12FDEW2")
+articulated vehicles (contact/articulation.py, docs/trailers.md)
+    max_articulation [deg]   largest |yaw - tow vehicle's yaw| of a towed vehicle (0 for others)
+    jackknife                max_articulation > JACKKNIFE_DEG (60 deg)
 Per scenario (arrays [B]): status (core.status.Status), end_time [s], steps [-] (accepted
 steps), and the counts of analysis/step_counts.py: rejected_steps, contact_steps (accepted
 steps with some pair or barrier in contact), contact_runs (runs of consecutive accepted steps
@@ -86,6 +89,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmedusa.contact.articulation import JACKKNIFE_DEG, articulation
 from jaxmedusa.analysis.damage import DamageState, DamageTracker, first_collision_metrics
 from jaxmedusa.analysis.step_counts import EPISODE_GAP, Counts, StepCounts
 from jaxmedusa.contact.crash import NO_PARTNER
@@ -114,6 +118,7 @@ VEHICLE_METRICS = {
     "restitution": (), "absorbed_energy": (), "ees": (),
     "c1": (), "c2": (), "c3": (), "c4": (), "c5": (), "c6": (), "damage_width": (), "damage_offset": (),
     "crash3_energy": (), "collision_delta_v": (), "collision_pdof_clock": (), "cdc": (5,),
+    "max_articulation": (), "jackknife": (),
 }
 SCENARIO_METRICS = ("status", "end_time", "steps", "rejected_steps", "contact_steps", "contact_runs", "episodes")
 
@@ -148,6 +153,7 @@ class OutcomeState(NamedTuple):
     partner: jnp.ndarray  # int32 partner of the first contact (BARRIER, NO_PARTNER or a vehicle)
     counts: Counts  # per scenario: step and contact counts (analysis/step_counts.py)
     damage: DamageState  # per collision: crush profiles, normals, delta-V (analysis/damage.py)
+    articulation: jnp.ndarray | float = 0.0  # [rad] >= 0, largest |articulation| (contact/articulation.py)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -251,6 +257,7 @@ class Outcomes:
             v_end=jnp.zeros((n, 3), vs.r.dtype), partner=jnp.full((n,), NO_PARTNER, jnp.int32),
             counts=StepCounts(self.episode_gap).init(batch_item, state),
             damage=DamageTracker(self.episode_gap).init(batch_item, state),
+            articulation=jnp.abs(articulation(getattr(batch_item, "joints", None), vs.F)),
         )
 
     def update(self, m: OutcomeState, batch_item, state, info) -> OutcomeState:
@@ -302,6 +309,8 @@ class Outcomes:
             lateral0=m.lateral0, max_lateral=jnp.maximum(m.max_lateral, lat), energy0=m.energy0,
             counts=StepCounts(self.episode_gap).update(m.counts, batch_item, state, info),
             damage=DamageTracker(self.episode_gap).update(m.damage, batch_item, state, info),
+            articulation=jnp.maximum(m.articulation,
+                                     jnp.abs(articulation(getattr(batch_item, "joints", None), vs.F))),
         )
 
     def summarize(self, m: OutcomeState, batch_item, state) -> dict:
@@ -328,6 +337,7 @@ class Outcomes:
             "contact_runs": m.counts.contact_runs, "episodes": m.counts.episodes,
             **_crash_metrics(m, batch_item),
             **first_collision_metrics(m.damage, batch_item.vehicle),
+            "max_articulation": m.articulation * _RAD, "jackknife": m.articulation * _RAD > JACKKNIFE_DEG,
         }
         return out
 

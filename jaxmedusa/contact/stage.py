@@ -103,6 +103,8 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
         # slowest lane: one lane, one pair's iterations); the others keep their warm vector
         # (contact.c leaves `previous` untouched while the bounding spheres are apart).
         near = (dist < radius[:, a] + radius[:, b]) & batch.valid[:, a] & batch.valid[:, b]
+        if getattr(batch, "joints", None) is not None:
+            near = near & jnp.logical_not(batch.joints.excluded)
         inputs = (flat(r_pred[:, a]), flat(F_pred[:, a]), flat(axes[:, a]), flat(r_pred[:, b]), flat(F_pred[:, b]),
                   flat(axes[:, b]), flat(warm))
         default = jax.tree.map(flat, jax.vmap(_far_apart)(batch, r_pred, warm)._replace(warm=warm))
@@ -113,6 +115,8 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     Bm = F_pred * (shape.ellipsoid_scale * axes)[:, :, None, :]  # [B, V, 3, 3]: F diag(a), the box of each body
     boxes = jax.vmap(jax.vmap(boxes_overlap))(r_pred[:, a], Bm[:, a], r_pred[:, b], Bm[:, b])
     near = (dist < radius[:, a] + radius[:, b]) & boxes & batch.valid[:, a] & batch.valid[:, b]
+    if getattr(batch, "joints", None) is not None:  # coupled pairs: no contact (docs/trailers.md)
+        near = near & jnp.logical_not(batch.joints.excluded)
     per_pair = lambda x: flat(jnp.broadcast_to(x[:, None], (bsz, npair)))  # noqa: E731  [B] -> [B P]
     inputs = (flat(r_pred[:, a]), flat(F_pred[:, a]), flat(axes[:, a]), flat(r_pred[:, b]), flat(F_pred[:, b]),
               flat(axes[:, b]), flat(warm), per_pair(batch.contact.eps1), per_pair(batch.contact.eps2))
@@ -150,6 +154,10 @@ def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: 
     if geom is None:
         geom = scenario_geometry(batch_item, r_pred, F_pred, pairs.warm, settings)
     geom = geom._replace(touching=geom.touching & batch_item.valid[a] & batch_item.valid[b])
+    joints = getattr(batch_item, "joints", None)
+    if joints is not None:  # a tow vehicle and its trailer do not collide (docs/trailers.md, "Contact")
+        free = jnp.logical_not(joints.excluded)
+        geom = geom._replace(touching=geom.touching & free, candidate=geom.candidate & free)
     m1, m2 = Motion(v[a], W[a], r_pred[a], F_pred[a]), Motion(v[b], W[b], r_pred[b], F_pred[b])
     p1, p2 = jax.tree.map(lambda x: x[a], p), jax.tree.map(lambda x: x[b], p)
     gamma, t1, t2, force, crush = jax.vmap(law.pair_terms, in_axes=(0, 0, 0, 0, 0, 0, 0, None))(

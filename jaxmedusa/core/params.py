@@ -288,3 +288,4 @@ class Batch:
     road: object  # physics.road.RoadParams with leaves [B, ...], or None for the flat plane z = 0
     barriers: BarrierParams | None = None  # [B, NB, ...], or None: no barriers (contact/barrier.py)
     zones: ZoneParams | None = None  # [B, NZ, ...], or None: no friction zones (physics/friction.py)
+    joints: object = None  # contact.joints.JointParams [B, J, ...] (hitches), or None: no joints (compiled out)

@@ -74,6 +74,10 @@ class ModelSpec:
     # Tire parameter overrides per axle, front to rear (dicts of the tire model's parameters;
     # () or {} for an axle: the vehicle's tires). Trucks: steer and drive tires differ.
     tires_by_axle: tuple[dict, ...] = ()
+    # What the model is (core/hitches.py VEHICLE_KINDS): "car" or "truck" (self-propelled), or
+    # "trailer" (towed at a hitch: no steering, no drive; docs/trailers.md). A trailer with one
+    # axle gives its front axle no spring (c1 = d1 = 0): those wheels are never loaded.
+    kind: str = "car"
 
     @property
     def n_axles(self) -> int:
@@ -110,6 +114,16 @@ class VehicleSpec:
     brake: DriverTable | None = None
     lock: DriverTable | None = None
     throttle: DriverTable | None = None
+    # Articulated vehicles (core/hitches.py, docs/trailers.md): the tow vehicle's index
+    # (0-based; files give its number from 1), the coupling point in the tow vehicle's body
+    # frame from its centre of mass (hitch) and in this vehicle's (kingpin) [m]. None: not towed.
+    towed_by: int | None = None
+    hitch: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    kingpin: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    # True: x, y, orientation (and speed, if `speed_from_tow`) come from the tow vehicle's pose
+    # and the hitch geometry when the batch is built (core.hitches.placed_poses).
+    place_at_hitch: bool = False
+    speed_from_tow: bool = False
 
 
 WHEEL_TABLES = ("brake", "lock", "throttle")  # the per-wheel tables of a VehicleSpec

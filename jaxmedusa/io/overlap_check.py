@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from jaxmedusa.core.hitches import hitch_problems, placed_poses, towed_pairs
 from jaxmedusa.core.scenario import Scenario
 
 __all__ = ["initial_overlaps", "TOLERANCE"]
@@ -50,19 +51,25 @@ def _penetration(a: np.ndarray, b: np.ndarray) -> float:
     return depth
 
 
-def _vehicle_box(scenario: Scenario, i: int) -> np.ndarray:
+def _vehicle_box(scenario: Scenario, i: int, poses) -> np.ndarray:
     v = scenario.vehicles[i]
     dims = scenario.models[v.model].contact_dims
-    return _rectangle(v.x, v.y, dims[0], dims[1], math.radians(v.orientation))
+    x, y, orientation, _ = poses[i]  # a trailer placed at its hitch (core/hitches.py)
+    return _rectangle(x, y, dims[0], dims[1], math.radians(orientation))
 
 
 def initial_overlaps(scenario: Scenario) -> list[str]:
     """Descriptions ("vehicles 1 and 2 overlap by 0.42 m", 1-based numbers) of every
     overlap at t = 0 (module docstring); empty when there is none."""
-    boxes = [_vehicle_box(scenario, i) for i in range(len(scenario.vehicles))]
+    poses = placed_poses(scenario) if not hitch_problems(scenario) else \
+        [(v.x, v.y, v.orientation, v.speed) for v in scenario.vehicles]
+    boxes = [_vehicle_box(scenario, i, poses) for i in range(len(scenario.vehicles))]
+    coupled = {tuple(sorted(p)) for p in towed_pairs(scenario)}  # a tow vehicle and its trailer: no contact
     found = []
     for i in range(len(boxes)):
         for j in range(i + 1, len(boxes)):
+            if (i, j) in coupled:
+                continue
             d = _penetration(boxes[i], boxes[j])
             if d > TOLERANCE:
                 found.append(f"vehicles {i + 1} and {j + 1} overlap by {d:.3g} m at t = 0")

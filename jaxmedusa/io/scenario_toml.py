@@ -122,17 +122,19 @@ from jaxmedusa.core.scenario import (CRUSH_FIELDS, WHEEL_TABLES, AxleSpec, Barri
                                      Scenario, VehicleSpec, crush_problems)
 from jaxmedusa.io.medusa_files import (KEYWORD_FIELDS, MedusaInputError, model_problems, read_medusa_folder, read_models,
                                        read_platoon, read_road)
-from jaxmedusa.io.scene_toml import check_scene_model, extra_axles, tires_by_axle, wheel_table, zone
+from jaxmedusa.io.scene_toml import (TRAILER_KEYS, check_combination, check_scene_model, extra_axles, tires_by_axle,
+                                    trailer_keys, wheel_table, zone)
 from jaxmedusa.io.validation import InputErrors, is_number, simulation_settings
 from jaxmedusa.physics.tire import TIRES
 
 __all__ = ["load_scenario", "scenario_from_dict", "driver_table", "wheel_table"]
 
 _MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]
-_VEHICLE_KEYS = ("model", "x", "y", "speed", "orientation_deg", "tire_speed", "steering_deg") + WHEEL_TABLES
+_VEHICLE_KEYS = ("model", "x", "y", "speed", "orientation_deg", "tire_speed", "steering_deg") + WHEEL_TABLES + \
+    TRAILER_KEYS
 _VEHICLE_REQUIRED = ("model", "x", "y", "speed")
 _TOP_KEYS = ("name", "medusa", "models", "vehicles", "road", "overrides", "simulation", "barriers", "intended_overlap")
-_OPTIONAL_MODEL_FIELDS = ("tire_model", "rolling_resistance", "extra_axles", "tires_by_axle") + CRUSH_FIELDS
+_OPTIONAL_MODEL_FIELDS = ("kind", "tire_model", "rolling_resistance", "extra_axles", "tires_by_axle") + CRUSH_FIELDS
 
 
 def load_scenario(path: str | Path) -> tuple[Scenario, dict]:
@@ -219,8 +221,10 @@ def scenario_from_dict(
     overlap = data.get("intended_overlap", False)
     if not isinstance(overlap, bool):
         err.fail("intended_overlap", f"true or false expected, got {overlap!r}")
-    return Scenario(name=name, models=models, vehicles=vehicles, road=road, barriers=barriers,
-                    intended_overlap=overlap), settings
+    scenario = Scenario(name=name, models=models, vehicles=vehicles, road=road, barriers=barriers,
+                        intended_overlap=overlap)
+    check_combination(scenario, err)
+    return scenario, settings
 
 
 def driver_table(value, where: str = "driver table", source: str = "<scenario>") -> DriverTable:
@@ -271,7 +275,9 @@ def _model(t, where: str, err: InputErrors, base: ModelSpec | None = None) -> Mo
             if base is None and f not in _OPTIONAL_MODEL_FIELDS:  # tire model, crush coefficients: defaults
                 err.fail(f"{where}.{f}", "missing")
             continue
-        if f == "tire_model":
+        if f == "kind":
+            values[f] = err.string(t[f], f"{where}.{f}")
+        elif f == "tire_model":
             values[f] = err.string(t[f], f"{where}.{f}")
             if values[f] not in TIRES:
                 err.fail(f"{where}.{f}", f"unknown tire model {values[f]!r}; valid: {', '.join(TIRES.names())}")
@@ -337,8 +343,10 @@ def _vehicle(t, where: str, n_models: int, err: InputErrors, base: VehicleSpec |
     """A VehicleSpec from a [[vehicles]] table (model is 1-based)."""
     t = err.table(t, where)
     err.keys(t, _VEHICLE_KEYS, where)
+    if "towed_by" not in t and ("hitch" in t or "kingpin" in t) and (base is None or base.towed_by is None):
+        err.fail(f"{where}.towed_by", "missing: a vehicle with a hitch or kingpin is towed (towed_by = N)")
     if base is None:
-        for key in _VEHICLE_REQUIRED:
+        for key in _VEHICLE_REQUIRED if "towed_by" not in t else ("model",):  # a trailer may be placed at its hitch
             if key not in t:
                 err.fail(f"{where}.{key}", "missing")
         base = VehicleSpec(model=0, x=0.0, y=0.0, orientation=0.0, speed=0.0)
@@ -351,6 +359,7 @@ def _vehicle(t, where: str, n_models: int, err: InputErrors, base: VehicleSpec |
     for key, attr in (("x", "x"), ("y", "y"), ("speed", "speed"), ("orientation_deg", "orientation")):
         if key in t:
             setattr(v, attr, err.number(t[key], f"{where}.{key}"))
+    trailer_keys(t, v, where, err)
     if "tire_speed" in t:
         v.tire_speed = driver_table(t["tire_speed"], f"{where}.tire_speed", err.source)
     if "steering_deg" in t:

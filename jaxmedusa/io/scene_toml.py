@@ -4,11 +4,15 @@ per-axle tires of a model. `io/scenario_toml.py` reads the rest of a scenario an
 errors name the key and the file (exit code 2 through MedusaInputError)."""
 from __future__ import annotations
 
+from jaxmedusa.core.hitches import VEHICLE_KINDS, hitch_problems
 from jaxmedusa.core.scenario import AxleSpec, DriverTable, ModelSpec, ZoneSpec, axle_problems
 from jaxmedusa.io.validation import InputErrors, is_number
 from jaxmedusa.physics.tire import TIRES
 
-__all__ = ["wheel_table", "zone", "extra_axles", "tires_by_axle", "check_scene_model"]
+__all__ = ["wheel_table", "zone", "extra_axles", "tires_by_axle", "check_scene_model", "trailer_keys",
+           "check_combination", "TRAILER_KEYS"]
+
+TRAILER_KEYS = ("towed_by", "hitch", "kingpin")  # keys of a towed [[vehicles]] entry (docs/trailers.md)
 
 _AXLE_KEYS = ("l", "track", "h", "c", "d", "equalised")
 
@@ -112,3 +116,46 @@ def check_scene_model(model: ModelSpec, where: str, err: InputErrors):
                      f"valid: {', '.join(sorted(tire_names))}")
     if not model.rolling_resistance >= 0.0:
         err.fail(f"{where}.rolling_resistance", f"a coefficient >= 0 expected, got {model.rolling_resistance!r}")
+
+
+def trailer_keys(t: dict, v, where: str, err: InputErrors):
+    """Read towed_by (the tow vehicle's number, from 1), hitch and kingpin ([x, y, z] in m)
+    of a [[vehicles]] table into VehicleSpec v (in place). A towed vehicle without x, y and
+    orientation_deg is placed at its hitch; without speed it takes its tow vehicle's."""
+    if "towed_by" not in t:
+        for key in ("hitch", "kingpin"):
+            if key in t:
+                err.fail(f"{where}.{key}", "only a towed vehicle (towed_by = N) has a hitch and a kingpin")
+        return
+    n = t["towed_by"]
+    if not isinstance(n, int) or isinstance(n, bool):
+        err.fail(f"{where}.towed_by", f"the tow vehicle's number (from 1) expected, got {n!r}")
+    v.towed_by = n - 1
+    for key in ("steering_deg", "tire_speed"):
+        if key in t:
+            err.fail(f"{where}.{key}", "a towed vehicle has no driver table (a trailer neither steers nor drives; "
+                     "brake, lock are its controls)")
+    for key in ("hitch", "kingpin"):
+        if key not in t:
+            err.fail(f"{where}.{key}", "missing ([x, y, z] in m from the centre of mass, body frame)")
+        xs = err.array(t[key], f"{where}.{key}")
+        if len(xs) != 3:
+            err.fail(f"{where}.{key}", f"[x, y, z] (3 numbers, m) expected, got {xs!r}")
+        setattr(v, key, tuple(err.number(x, f"{where}.{key}") for x in xs))
+    placed = [k for k in ("x", "y", "orientation_deg") if k in t]
+    if placed and len(placed) < 3:
+        err.fail(f"{where}.{placed[0]}", "give all of x, y, orientation_deg for a towed vehicle, or none "
+                 "(then it is placed at its hitch)")
+    v.place_at_hitch = not placed
+    v.speed_from_tow = "speed" not in t
+
+
+def check_combination(scenario, err: InputErrors):
+    """Model kinds and couplings of a whole scenario (core.hitches.hitch_problems); fails naming
+    the key: a towed_by that is the vehicle itself, no vehicle, or a cycle; a trailer with a
+    steering table; a towed vehicle whose model is not a trailer."""
+    for k, m in enumerate(scenario.models, 1):
+        if m.kind not in VEHICLE_KINDS:
+            err.fail(f"models[{k}].kind", f"unknown vehicle kind {m.kind!r}; valid: {', '.join(VEHICLE_KINDS.names())}")
+    for key, reason in hitch_problems(scenario)[:1]:
+        err.fail(key, reason)

@@ -43,6 +43,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from jaxmedusa import __version__
+from jaxmedusa.contact.articulation import trajectory_columns
 from jaxmedusa.core.safe_math import orientation_angles
 from jaxmedusa.core.status import status_label
 from jaxmedusa.io.cdc import cdc_string
@@ -57,6 +58,8 @@ _DIRECTOR_COLS = [f"d{i}{j}" for i in range(1, 4) for j in range(1, 4)]
 _DIRVEL_COLS = [f"w{i}{j}" for i in range(1, 4) for j in range(1, 4)]
 _UNITS = {"time": "s", "x": "m", "y": "m", "z": "m", "heading": "deg", "pitch": "deg", "roll": "deg",
           "speed": "m/s", "vx": "m/s", "vy": "m/s", "vz": "m/s", "energy": "J", "energy_medusa": "J",
+          "articulation_deg": "deg", "hitch_force": "N", "hitch_fx": "N", "hitch_fy": "N", "hitch_fz": "N",
+          "hitch_x": "m", "hitch_y": "m", "hitch_z": "m",
           **{c: "1/s" for c in _DIRVEL_COLS}, **{c: "-" for c in _DIRECTOR_COLS}}
 
 # Per-vehicle metric units (outcomes.VEHICLE_METRICS) and vector component suffixes.
@@ -71,6 +74,7 @@ METRIC_UNITS = {
     "restitution": "-", "absorbed_energy": "J", "ees": "m/s",
     **{f"c{i}": "m" for i in range(1, 7)}, "damage_width": "m", "damage_offset": "m", "crash3_energy": "J",
     "collision_delta_v": "m/s", "collision_pdof_clock": "h", "cdc": "",
+    "max_articulation": "deg", "jackknife": "-",
 }
 # Crash-pulse columns (analysis/crash_pulse.py; the filtered ones carry a _cfc<N> suffix).
 PULSE_UNITS = {"time": "s", "t_rel": "s", **{c: "m/s^2" for c in ("ax", "ay", "az", "a_long", "a_lat")}}
@@ -238,7 +242,7 @@ def _field(name: str, type_: pa.DataType) -> pa.Field:
     return pa.field(name, type_, metadata={b"unit": unit.encode()} if unit else None)
 
 
-def trajectory_table(samples, valid, ids=None, id_name: str = "sample_id") -> pa.Table:
+def trajectory_table(samples, valid, ids=None, id_name: str = "sample_id", joints=None) -> pa.Table:
     """Long-format trajectory table (module docstring) from Samples with leaves [B, S, ...]
     (numpy or JAX) and valid [B, V]. `ids` (B,) labels the scenarios in column `id_name`;
     None leaves that column out."""
@@ -273,6 +277,8 @@ def trajectory_table(samples, valid, ids=None, id_name: str = "sample_id") -> pa
             cols[f"w{i + 1}{j + 1}"] = W[:, j, i]
     cols["energy"] = take(samples.energy)
     cols["energy_medusa"] = take(samples.energy_medusa)
+    if joints is not None:  # articulated vehicles (contact/articulation.py, docs/trailers.md)
+        cols.update({k: x[bi, si, vi] for k, x in trajectory_columns(samples, joints).items()})
     arrays = [arrow_array(c) for c in cols.values()]
     schema = pa.schema([_field(k, a.type) for k, a in zip(cols, arrays)])
     return pa.Table.from_arrays(arrays, schema=schema)
@@ -286,7 +292,8 @@ def write_trajectory(result_samples, batch, path, metadata: dict[str, str] | Non
     column (0-based batch index). Columns: module docstring. Atomic; returns the path."""
     b = np.asarray(result_samples.saved).shape[0]
     ids = None if b == 1 else np.arange(b)
-    table = trajectory_table(result_samples, batch.valid, ids=ids, id_name="scenario")
+    table = trajectory_table(result_samples, batch.valid, ids=ids, id_name="scenario",
+                             joints=getattr(batch, "joints", None))
     return write_table(table, path, provenance(metadata))
 
 

@@ -144,6 +144,8 @@ def draw_plan(ax, run: RunData, t_max: float | None = None, every: float = OUTLI
             counts["outlines"] += 1
         all_xy.append(shapes.reshape(-1, 2))
         all_xy.append(r[:, :2])
+        if "hitch_x" in rows.columns and np.isfinite(rows["hitch_x"].to_numpy()).any():
+            counts["hitches"] = counts.get("hitches", 0) + _draw_hitch(ax, rows, r, idx, shift, times, color)
     ev = run.events
     if ev is not None and "point_x" in ev.columns and len(ev):
         ev = ev[ev["start"] <= t_max + 1e-9].copy()
@@ -214,6 +216,17 @@ def draw_crush(ax, run: RunData, t_max: float, shift) -> int:
                         xytext=(3, 3), textcoords="offset points")
         drawn += 1
     return drawn
+
+
+def _draw_hitch(ax, rows: pd.DataFrame, r: np.ndarray, idx, shift, times, color) -> int:
+    """A towed vehicle's drawbar (its centre to the hitch point) and the hitch (a dot) at the
+    outline times idx; gid "hitch" (docs/trailers.md). Returns the number drawn."""
+    h = shift(rows[["hitch_x", "hitch_y"]].to_numpy()[idx], times[idx])
+    c = r[idx, :2]
+    for a, b in zip(c, h):
+        ax.plot([a[0], b[0]], [a[1], b[1]], color=color, lw=1.2, gid="hitch", zorder=3)
+    ax.plot(h[:, 0], h[:, 1], ls="none", marker="o", ms=3.5, color="k", gid="hitch", zorder=4)
+    return len(idx)
 
 
 def _at_time(rows: pd.DataFrame, t: float) -> pd.DataFrame:

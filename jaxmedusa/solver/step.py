@@ -19,9 +19,10 @@ import jax
 import jax.numpy as jnp
 
 from jaxmedusa.contact.crash import CrashInfo, with_barriers
+from jaxmedusa.contact.joints import joint_terms
 from jaxmedusa.contact.laws import LAWS
 from jaxmedusa.contact.stage import contact_stage, no_contact, uses_contact
-from jaxmedusa.contact.types import PairInfo
+from jaxmedusa.contact.types import PairInfo, add_terms
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.state import ScenarioClock, SimState, VehicleState
 from jaxmedusa.core.status import Status
@@ -119,10 +120,13 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) ->
     touching = (touching | walls_touching) & LAWS.resolve(settings.contact_law, where="Settings.contact_law"
                                                           ).shrink_on_contact
     rates, wheels, (seg, s, off_road) = rates_of_vehicles(batch_item, state, r_pred, F_pred, settings)
+    joints = getattr(batch_item, "joints", None)  # hitches (contact/joints.py); None: compiled out
+    forces = c if joints is None else add_terms(c, joint_terms(joints, batch_item.vehicle, r_pred, F_pred, vs.v,
+                                                                vs.W)[0])
     # A fusion boundary: without it XLA copies the whole rate computation (tires, road) into
     # each state update and into the finiteness check below, evaluating it several times.
-    rates, c = jax.lax.optimization_barrier((rates, c))
-    new_vs = corrector(vs, rates, c, clk.dt, valid, seg, s)
+    rates, c, forces = jax.lax.optimization_barrier((rates, c, forces))
+    new_vs = corrector(vs, rates, forces, clk.dt, valid, seg, s)
     accept, new_dt, new_hold = control.decide(clk, StepProposal(touching=touching), settings)
 
     status = step_status(accept, jnp.any(off_road & valid), new_vs, contact_failed)

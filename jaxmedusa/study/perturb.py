@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from jaxmedusa.build import zone_problems
 from jaxmedusa.core.scenario import DriverTable, Scenario, crush_problems
 from jaxmedusa.io.medusa_files import KEYWORD_FIELDS, model_problems
 from jaxmedusa.physics.road import validate_points
@@ -180,8 +181,6 @@ def _check_sample(study: Study, sc: Scenario, tire: dict, contact: dict, sample_
             if not math.isfinite(x):
                 fail(("tire",), lambda t: t.name == key, f"tire.{key} is not finite")
     if "zone" in touched:
-        from jaxmedusa.build import zone_problems
-
         for k, z in enumerate(sc.road.zones):
             for reason in zone_problems(z)[:1]:
                 fail(("zone",), lambda t, k=k: t.index[0] == k, f"road.zones.{k + 1}.{reason}")

@@ -1,0 +1,115 @@
+"""Car-trailer sway: the linear single-track model's critical speed and the decay rate of a
+simulated articulation oscillation (docs/trailers.md, "Sway").
+
+The reference model is the classical yaw-plane car-trailer model: two rigid bodies (car:
+mass m1, yaw inertia I1; trailer: m2, I2) joined by a pin e behind the car's centre of mass
+and k ahead of the trailer's, linear tires (cornering stiffness per axle C, force -C alpha
+with alpha = lateral / forward velocity at the axle), constant forward speed. Its equations
+of motion come from the Lagrangian T(q, q') with q = (x, y, psi1, psi2) (Lagrange's
+equations M(q) q'' = Q + dT/dq - (d^2 T/dq' dq) q', M = d^2 T/dq'^2, all by autodiff);
+linearised about straight running at speed U its least-damped oscillatory eigenvalue
+crosses the imaginary axis at the critical speed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy.optimize import brentq
+from scipy.signal import find_peaks
+
+__all__ = ["CarTrailer", "sway_eigenvalue", "critical_speed", "decay_rate"]
+
+
+@dataclass(frozen=True)
+class CarTrailer:
+    """Yaw-plane car-trailer parameters (SI). a1, b1: car CM to front / rear axle [m];
+    e: car CM to hitch (behind) [m]; k: hitch to trailer CM [m]; b2: trailer CM to its axle
+    (behind) [m]; c1, c2, c3: cornering stiffness of the car's front, rear and the trailer's
+    axle [N/rad] (both wheels)."""
+
+    m1: float
+    I1: float
+    a1: float
+    b1: float
+    e: float
+    m2: float
+    I2: float
+    k: float
+    b2: float
+    c1: float
+    c2: float
+    c3: float
+
+
+def _rot(psi):
+    c, s = jnp.cos(psi), jnp.sin(psi)
+    return jnp.array([[c, -s], [s, c]])
+
+
+def _points(p: CarTrailer, q):
+    """World positions (2,) of car CM, trailer CM, and the three axles, and each body's yaw."""
+    r1 = q[:2]
+    r2 = r1 + _rot(q[2]) @ jnp.array([-p.e, 0.0]) - _rot(q[3]) @ jnp.array([p.k, 0.0])
+    front = r1 + _rot(q[2]) @ jnp.array([p.a1, 0.0])
+    rear = r1 + _rot(q[2]) @ jnp.array([-p.b1, 0.0])
+    axle = r2 + _rot(q[3]) @ jnp.array([-p.b2, 0.0])
+    return r1, r2, ((front, q[2], p.c1), (rear, q[2], p.c2), (axle, q[3], p.c3))
+
+
+def _rates(p: CarTrailer, z):
+    """d/dt (q, q') of the nonlinear model (linear tires), z = (q (4,), q' (4,))."""
+    q, qd = z[:4], z[4:]
+
+    def kinetic(q, qd):
+        v1 = jax.jvp(lambda q: _points(p, q)[0], (q,), (qd,))[1]
+        v2 = jax.jvp(lambda q: _points(p, q)[1], (q,), (qd,))[1]
+        return 0.5 * (p.m1 * v1 @ v1 + p.I1 * qd[2] ** 2 + p.m2 * v2 @ v2 + p.I2 * qd[3] ** 2)
+
+    M = jax.hessian(kinetic, argnums=1)(q, qd)
+    dT_dq = jax.grad(kinetic, argnums=0)(q, qd)
+    mixed = jax.jacfwd(jax.grad(kinetic, argnums=1), argnums=0)(q, qd)  # d^2 T / dq' dq
+    Q = jnp.zeros(4)
+    for i in range(3):
+        def point(q, i=i):
+            return _points(p, q)[2][i][0]
+        J = jax.jacfwd(point)(q)  # (2, 4)
+        _, yaw, c = _points(p, q)[2][i]
+        t = jnp.array([jnp.cos(yaw), jnp.sin(yaw)])
+        n = jnp.array([-jnp.sin(yaw), jnp.cos(yaw)])
+        v = J @ qd
+        Q = Q + J.T @ (-c * (v @ n) / (v @ t) * n)  # F = -C alpha n, alpha = v_lat / v_long
+    qdd = jnp.linalg.solve(M, Q + dT_dq - mixed @ qd)
+    return jnp.concatenate([qd, qdd])
+
+
+def sway_eigenvalue(p: CarTrailer, speed: float) -> complex:
+    """The oscillatory eigenvalue with the largest real part [1/s] of the model linearised
+    about straight running at `speed` [m/s] (its real part: the sway's growth rate)."""
+    z0 = jnp.array([0.0, 0.0, 0.0, 0.0, speed, 0.0, 0.0, 0.0])
+    A = np.asarray(jax.jacfwd(lambda z: _rates(p, z))(z0))
+    ev = np.linalg.eigvals(A)
+    osc = ev[np.abs(ev.imag) > 1e-6]
+    if len(osc) == 0:  # overdamped at low speed: the least stable of the non-neutral modes
+        osc = ev[np.abs(ev) > 1e-9]
+    return complex(osc[np.argmax(osc.real)])
+
+
+def critical_speed(p: CarTrailer, lo: float = 5.0, hi: float = 80.0) -> float:
+    """The speed [m/s] where the sway eigenvalue's real part crosses 0 (scipy's brentq)."""
+    return brentq(lambda u: sway_eigenvalue(p, u).real, lo, hi, xtol=1e-6)
+
+
+def decay_rate(t, signal, t_start: float = 0.0) -> float:
+    """Growth rate sigma [1/s] of an oscillation (signal ~ exp(sigma t) cos(w t)) after
+    t_start: the slope of log |peak| over the peaks of |signal| (negative: decaying). NaN
+    with fewer than three peaks."""
+    t, x = np.asarray(t), np.asarray(signal)
+    keep = t >= t_start
+    t, x = t[keep], np.abs(x[keep] - np.mean(x[keep]))
+    peaks, _ = find_peaks(x)
+    if len(peaks) < 3:
+        return float("nan")
+    return float(np.polyfit(t[peaks], np.log(x[peaks]), 1)[0])

@@ -1,0 +1,77 @@
+"""Car-trailer sway: the simulated sway after a steering pulse decays below the critical speed
+of the linear single-track car-trailer model and grows above it (analysis/sway.py: the
+classical yaw-plane model's Lagrange equations linearised about straight running, with each
+axle's cornering stiffness taken from jaxmedusa's tire at the hand-statics axle loads)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import jax
+import jax.numpy as jnp
+
+from jaxmedusa.contact.articulation import articulation
+from jaxmedusa.analysis.sway import CarTrailer, critical_speed, decay_rate
+from jaxmedusa.build import build_batch
+from jaxmedusa.core.params import GRAVITY, Settings
+from jaxmedusa.core.scenario import DriverTable
+from jaxmedusa.physics.tire import tire_forces
+from jaxmedusa.physics.vehicle import vehicle_params
+from jaxmedusa.solver.simulate import simulate
+
+from combination import HITCH_BEHIND_AXLE, KINGPIN_X, car_model, combination, trailer_model
+
+B2, IZ2 = 0.1, 4000.0  # a light nose (2.4 % of the trailer's weight) and a long caravan's yaw inertia
+
+
+def linear_model(car, trailer) -> CarTrailer:
+    g = GRAVITY
+    e, k, b2 = car.l2 + HITCH_BEHIND_AXLE, KINGPIN_X, trailer.l2
+    P = trailer.mass * g * b2 / (b2 + k)  # nose load
+    front = (car.mass * g * car.l2 - P * (e - car.l2)) / (car.l1 + car.l2)
+    rear = car.mass * g + P - front
+    axle = trailer.mass * g - P
+    vp = vehicle_params(car)
+
+    def stiffness(load):  # both wheels of an axle at this axle load [N/rad]
+        fy = lambda a: tire_forces(vp.tire, jnp.full(4, 0.5 * load), jnp.full(4, a), jnp.zeros(4))[1][0]  # noqa
+        return 2.0 * float(jax.grad(fy)(0.0))
+
+    return CarTrailer(m1=car.mass, I1=car.iz, a1=car.l1, b1=car.l2, e=e, m2=trailer.mass, I2=trailer.iz, k=k, b2=b2,
+                      c1=stiffness(front), c2=stiffness(rear), c3=stiffness(axle))
+
+
+def sway_rates(factors, end_time):
+    car = car_model()
+    trailer = trailer_model(car, l2=B2, iz=IZ2, iy=IZ2)
+    v_crit = critical_speed(linear_model(car, trailer))
+    speeds = [f * v_crit for f in factors]
+    scenarios = []
+    for u in speeds:
+        sc = combination(u, car=car, trailer=trailer)
+        sc.vehicles[0].steering = DriverTable((0.0, 0.5, 0.7), (0.0, 1.0, 0.0), "constant")  # 1 deg for 0.2 s
+        scenarios.append(sc)
+    settings = Settings(end_time=end_time, dt=4e-4, save_every=0.02, step_control="constant", contact=False)
+    batch, state = build_batch(scenarios, dt=settings.dt)
+    res = simulate(batch, state, settings)
+    assert np.all(np.asarray(res.final.clock.status) == 0)
+    art = jax.vmap(jax.vmap(articulation, in_axes=(None, 0)))(batch.joints, res.samples.F)  # [B, S, V]
+    t = np.asarray(res.samples.t)[0]
+    sigma = [decay_rate(t, np.asarray(art)[i, :, 1], 2.5) for i in range(len(speeds))]
+    return v_crit, np.array(speeds), np.array(sigma)
+
+
+@pytest.mark.slow
+def test_sway_crossing_within_5_percent_of_the_linear_critical_speed():
+    v_crit, speeds, sigma = sway_rates((0.85, 0.95, 1.05, 1.15), 16.0)
+    assert sigma[0] < 0.0 < sigma[-1], sigma
+    crossing = np.interp(0.0, sigma, speeds)  # sigma rises with speed
+    # 5 %: the issue's tolerance; the simulated model adds suspension, roll and pitch, load
+    # sensitivity of the tires and their lag (1.6 ms) to the linear yaw-plane model
+    assert abs(crossing - v_crit) < 0.05 * v_crit, (crossing, v_crit, sigma)
+
+
+def test_sway_decays_below_and_grows_above_the_linear_critical_speed():
+    """Reduced twin: 15 % below and above the critical speed (at the linear model's growth
+    rates there, about -/+0.1 1/s, ten seconds change the amplitude by a factor e)."""
+    v_crit, speeds, sigma = sway_rates((0.85, 1.15), 12.0)
+    assert sigma[0] < 0.0 < sigma[1], (v_crit, sigma)
