@@ -1,6 +1,7 @@
 """Fit command of the `jaxmedusa` CLI: fit (reconstruction by least squares). `register(app)` adds it."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Optional
 
@@ -18,6 +19,34 @@ from jaxmedusa_cli.input_checks import check_settings_and_start
 from jaxmedusa_cli.compile_notice import FIT_FIRST_COMPILE_SECONDS, CompileNotice
 from jaxmedusa_cli.file_kinds import wrong_kind_message
 from jaxmedusa_cli.interrupt import on_interrupt
+
+
+class BestSoFar:
+    """The best evaluation of a running fit (all starts run in one compiled call, so no start
+    finishes before the others): kept from the solver's host callback, written on Ctrl-C."""
+
+    FILE = "best_so_far.json"
+
+    def __init__(self, problem: FitProblem):
+        self.problem, self.cost, self.z, self.evaluations = problem, np.inf, None, 0
+
+    def update(self, cost, z) -> None:
+        self.evaluations += 1
+        if float(cost) < self.cost:
+            self.cost, self.z = float(cost), np.array(z, float)
+
+    def write(self, out: Path) -> Path | None:
+        """OUT/best_so_far.json (chi2, evaluations, each unknown by name), or None before any."""
+        if self.z is None:
+            return None
+        x = self.problem.to_x_host(self.z)
+        data = {"chi2": self.cost, "evaluations": self.evaluations,
+                "unknowns": {u.name: float(v) for u, v in zip(self.problem.spec.unknowns, x)}}
+        path = out / self.FILE
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1))
+        tmp.replace(path)  # atomic: a reader sees all of it or nothing
+        return path
 
 
 def fit(
@@ -54,23 +83,26 @@ def fit(
     with Progress(TextColumn("[bold]fitting[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
                   TimeElapsedColumn(), console=console, transient=True, disable=no_progress) as bar:
         task = bar.add_task("compiling", total=total)
-        best, evals = [np.inf], [0]
+        best = BestSoFar(problem)
         console.print(CompileNotice(f"the {spec.name} fit's solver ({opt.starts} starts, Levenberg-Marquardt "
                                     "through the simulation and its Jacobian)", spec.settings,
                                     f"fit {spec.name} {opt.starts}", contact=len(spec.base.vehicles) > 1
                                     or bool(spec.base.barriers), estimate=FIT_FIRST_COMPILE_SECONDS).line(),
                       soft_wrap=True)
 
-        def on_eval(cost):
-            best[0] = min(best[0], float(cost))
-            evals[0] += 1
-            bar.update(task, advance=1, description=f"best chi2 {best[0]:.4g}")
+        def on_eval(cost, z):
+            best.update(cost, z)
+            bar.update(task, advance=1, description=f"best chi2 {best.cost:.4g}")
 
         def say_best():  # Ctrl-C / SIGTERM (interrupt.py): all starts run in one vmapped call, none is finished
-            so_far = f"the best chi2 so far was {best[0]:.6g} after {evals[0]} evaluations" if evals[0] else \
-                "no evaluation had finished (still compiling)"
-            console.print(f"[yellow]interrupted[/]: {so_far}; the starts run together in one compiled call, so no "
-                          f"start had finished and nothing was written to {out}", soft_wrap=True)
+            if best.z is None:
+                console.print("[yellow]interrupted[/]: no evaluation had finished (still compiling); nothing was "
+                              f"written to {out}", soft_wrap=True)
+                return
+            path = best.write(out)
+            console.print(f"[yellow]interrupted[/]: the best chi2 so far was {best.cost:.6g} after "
+                          f"{best.evaluations} evaluations; its unknowns are in {path} (the starts run together "
+                          "in one compiled call, so none had finished)", soft_wrap=True)
 
         try:
             with on_interrupt(say_best):

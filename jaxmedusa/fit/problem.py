@@ -94,6 +94,13 @@ class FitProblem:
         hi = jnp.where(self.bounded, self.upper, 1.0)
         return jnp.where(self.bounded, lo + (hi - lo) * jax.nn.sigmoid(z), self.initial + self.spread * z)
 
+    def to_x_host(self, z):
+        """to_x in numpy, for host code that must not dispatch JAX work (an interrupt hook)."""
+        z = np.asarray(z, float)
+        lo = np.where(self.bounded, self.lower, 0.0)
+        hi = np.where(self.bounded, self.upper, 1.0)
+        return np.where(self.bounded, lo + (hi - lo) / (1.0 + np.exp(-z)), self.initial + self.spread * z)
+
     def to_z(self, x):
         """Inverse of to_x (numpy; x strictly inside its bounds)."""
         x = np.asarray(x, float)

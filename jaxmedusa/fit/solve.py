@@ -66,9 +66,9 @@ def draw_starts(problem: FitProblem, n: int, seed: int = 0) -> np.ndarray:
 def with_forward_jacobian(f, on_eval=None):
     """f (n,) -> (m,) with a custom JVP: the values and the whole Jacobian in one forward-mode
     pass (jax.jacfwd), the tangent as J @ dz. Linearising it (optimistix) keeps J as a constant,
-    so the simulation is neither re-run per tangent nor partially evaluated. `on_eval(cost)`,
+    so the simulation is neither re-run per tangent nor partially evaluated. `on_eval(cost, z)`,
     if given, is called on the host after each evaluation (jax.debug.callback; under vmap once
-    per start), for a progress display."""
+    per start) with the evaluated point, for a progress display and the best point so far."""
 
     @jax.custom_jvp
     def g(z):
@@ -79,7 +79,7 @@ def with_forward_jacobian(f, on_eval=None):
         (z,), (dz,) = primals, tangents
         J, r = jax.jacfwd(lambda y: (lambda out: (out, out))(f(y)), has_aux=True)(z)
         if on_eval is not None:
-            jax.debug.callback(on_eval, jnp.sum(r**2))
+            jax.debug.callback(on_eval, jnp.sum(r**2), z)
         return r, J @ dz
 
     return g
@@ -110,7 +110,7 @@ def _solver_fn(problem: FitProblem, rtol: float, atol: float, max_steps: int, on
 
 def solve_fit(problem: FitProblem, starts: np.ndarray | None = None, on_eval=None) -> FitResult:
     """Solve from every start (default: draw_starts with the fit file's [fit] options) in one
-    vmapped, jitted call; return the FitResult. `on_eval(cost)` is called on the host after
+    vmapped, jitted call; return the FitResult. `on_eval(cost, z)` is called on the host after
     every evaluation of every start (about starts x (steps + 1) calls)."""
     opt = problem.spec.options
     if starts is None:
