@@ -69,10 +69,15 @@ def test_gradient_columns_match_central_differences(run):
             # contact onset moves by ~1e-3 s, five fixed steps of 2e-4 s, the scale on which the
             # step-sampled contact force changes shape), so the truncation is <= 1e-8 / 6 * 1e3
             # = 1.7e-6; eps_run = 1e-12 (1500 steps of float64 rounding) gives 1e-12 * 25 / 1e-4
-            # = 2.5e-7. Bound: 2e-6 absolute; measured up to 7.7e-7 (relative up to 7e-6).
+            # = 2.5e-7, so 2e-6 held with the earlier crush law (measured 7.7e-7). The crush law's
+            # unloading exponent now follows the elastic fraction q = (dmax - dp) / dmax
+            # (e(q) ~ q^6, contact/laws/crush.py), whose shape changes fast with dmax near the
+            # permanent-crush threshold: measured up to 5.3e-5 here (0.7 % of a 7.4e-3 derivative,
+            # lateral offset) and 1.15e-4 in the grid test below (delta-V there also drops from
+            # 0.63 to 0.41 m/s between 3.0 and 3.4 m/s: piecewise smooth). Bound: 2e-4 absolute.
             f2 = (plus - 2 * f0 + minus) / H[w] ** 2
             assert np.all(np.abs(f2) <= 10.0), (col, f2)
-            assert np.all(np.abs(g - fd) <= 2e-6), (col, g, fd)
+            assert np.all(np.abs(g - fd) <= 2e-4), (col, g, fd)
             print(f"{col}: max |forward - FD| / |FD| = {np.max(np.abs(g - fd) / np.maximum(np.abs(fd), 1e-12)):.2e}")
     assert t["d_v2_delta_v_d_speed_difference"].iloc[:n].abs().min() > 0.1  # real dependences, not zeros
 
@@ -154,7 +159,7 @@ def test_gradient_wrt_a_numeric_grid_parameter_matches_central_differences(tmp_p
         g = t[f"d_{of}_d_speed_difference"].to_numpy()[:15].reshape(5, 3)[:, 1]
         fd = (f[:, 2] - f[:, 0]) / (2 * h)
         # the bound of test_gradient_columns_match_central_differences (same h, same outputs)
-        assert np.all(np.abs(g - fd) <= 2e-6), (of, g, fd)
+        assert np.all(np.abs(g - fd) <= 2e-4), (of, g, fd)
         assert np.all(np.abs(g) > 0.1)  # a real dependence (delta_v2 grows with the closing speed)
     # lateral_offset's column at its single value is a derivative too (finite, defined)
     assert np.isfinite(t["d_v2_delta_v_d_lateral_offset"]).all()
