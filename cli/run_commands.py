@@ -32,6 +32,9 @@ def run(
     contact_geometry: Optional[str] = typer.Option(None, "--contact-geometry", help="medusa_search | superellipsoid | "
                                                    "ellipsoid | box (default: the scenario's, else the law's: "
                                                    "medusa_search for medusa, superellipsoid for the others)."),
+    end_condition: Optional[str] = typer.Option(None, "--end-condition", help="time | rest: stop at the end time, "
+                                                "or once every vehicle is at rest with the end time as the limit "
+                                                "(default: the scenario's [simulation], else time)."),
 ) -> None:
     """Simulate one scenario and write OUT/<name>/trajectory.parquet."""
     path = path or DEFAULT_EXAMPLE
@@ -43,16 +46,19 @@ def run(
         try:
             result = run_scenario(path, end_time=end_time, dt=dt, save_every=save_every, out_root=out,
                                   progress=lambda f: bar.update(task, completed=min(f, 1.0)),
-                                  contact_law=contact_law, contact_geometry=contact_geometry)
+                                  contact_law=contact_law, contact_geometry=contact_geometry,
+                                  end_condition=end_condition)
         except (MedusaInputError, ValueError) as exc:
             fail(str(exc))
     s = result.settings
     clock = result.result.final.clock
     status = Status(int(clock.status[0]))
     console.print(f"[bold]{result.scenario.name}[/]: {len(result.scenario.vehicles)} vehicle(s), "
-                  f"t = {s.end_time:g} s, dt = {s.dt:g} s, save every {s.save_every:g} s, "
+                  f"t = {s.end_time:g} s{' (the limit: the run ends at rest)' if s.end_condition == 'rest' else ''}, "
+                  f"dt = {s.dt:g} s, save every {s.save_every:g} s, "
                   f"contact law {s.contact_law} on shape {shape_name(s)}; "
-                  f"{int(clock.steps[0])} steps in {result.wall_time:.2f} s wall; status [bold]{status.label}[/]"
+                  f"{int(clock.steps[0])} steps to t = {float(clock.t[0]):.4f} s in {result.wall_time:.2f} s wall; "
+                  f"status [bold]{status.label}[/]"
                   + ("" if status == Status.OK else f" ({status.message})"))
     c = result.counts
     console.print(f"steps: {c['accepted_steps']} accepted, {c['rejected_steps']} rejected, "

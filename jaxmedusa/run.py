@@ -78,7 +78,7 @@ def _any_running(state, settings: Settings) -> bool:
 def run_scenario(path: str | Path, end_time: float | None = None, dt: float | None = None,
                  save_every: float | None = None, out_root: str | Path | None = "results",
                  progress=None, tracker=None, contact_law: str | None = None,
-                 contact_geometry: str | None = None) -> RunOutput:
+                 contact_geometry: str | None = None, end_condition: str | None = None) -> RunOutput:
     """Load, simulate and (if out_root is not None) write results/<name>/trajectory.parquet.
 
     `progress(done_fraction)` is called between jitted chunks when given. Every run counts
@@ -91,10 +91,12 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     `result.metrics` are the events' (or the given tracker's) metrics. `contact_law` and
     `contact_geometry` (names of LAWS and SHAPES) override the scenario's [simulation] table;
     with neither, a MEDUSA folder runs the MEDUSA law with its default shape (medusa_search).
+    `end_condition` ("time" | "rest", solver/end_condition.py) overrides the scenario's too.
     """
     scenario, config = load_scenario(path)
     settings = make_settings(config, end_time=end_time, dt=dt, save_every=save_every,
-                             contact_law=contact_law, contact_geometry=contact_geometry)
+                             contact_law=contact_law, contact_geometry=contact_geometry,
+                             end_condition=end_condition)
     batch, state = build_batch([scenario], dt=settings.dt)
     if tracker is None and len(scenario.vehicles) > 1:
         tracker = ContactEventTracker()
@@ -160,7 +162,9 @@ def run_metadata(scenario: Scenario, settings: Settings, batch, counts: dict | N
                                         eps2=float(np.asarray(batch.contact.eps2)[0])),
         "jaxmedusa.road": None if road is None else [list(map(float, p)) for p in road],
         "jaxmedusa.settings": dict(end_time=settings.end_time, dt=settings.dt, save_every=settings.save_every,
-                                   contact_law=settings.contact_law, contact_geometry=shape_name(settings)),
+                                   contact_law=settings.contact_law, contact_geometry=shape_name(settings),
+                                   end_condition=settings.end_condition, rest_speed=settings.rest_speed,
+                                   rest_hold=settings.rest_hold),
         **({} if counts is None else {"jaxmedusa.counts": counts}),
     }
 

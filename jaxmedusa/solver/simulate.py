@@ -44,9 +44,9 @@ from jaxmedusa.core import executable_cache
 from jaxmedusa.core.params import Batch, Settings
 from jaxmedusa.core.pytree import replace
 from jaxmedusa.core.state import SimState
-from jaxmedusa.core.status import Status
+from jaxmedusa.core.status import Status, is_failure
 from jaxmedusa.physics.vehicle import energy_medusa, energy_total
-from jaxmedusa.solver import save_grid
+from jaxmedusa.solver import end_condition, save_grid
 from jaxmedusa.solver.step import predict, scenario_step
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 
@@ -114,11 +114,21 @@ def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
     def pick(n, o):
         return n if active is None else jnp.where(active.reshape(active.shape + (1,) * (n.ndim - 1)), n, o)
 
-    state = jax.tree.map(pick, new, state)
+    old, state = state, jax.tree.map(pick, new, state)
+    state = _end_condition(batch, old, state, settings)
     if tracker is not None:
         updated = batch_map(tracker.update)(metrics, batch, state, info)
         metrics = jax.tree.map(pick, updated, metrics)
     return state, metrics
+
+
+def _end_condition(batch: Batch, before: SimState, after: SimState, settings: Settings) -> SimState:
+    """The clocks after an attempt: each vehicle's still_since, and NOT_AT_REST where a run
+    ending at rest met end_time first (solver/end_condition.py)."""
+    control = STEP_CONTROLS.resolve(settings.step_control, where="Settings.step_control")
+    after = jax.vmap(end_condition.update_clock, in_axes=(0, 0, 0, None))(batch, before, after, settings)
+    clock = end_condition.flag_limit(after.clock, settings, control.running(after.clock, settings))
+    return replace(after, clock=clock)
 
 
 def _loop(batch, carry, settings, tracker, condition, adjoint: str, max_steps: int | None):
@@ -188,7 +198,12 @@ def _advance(batch: Batch, carry, settings: Settings, n_slots: int, tracker=None
             c = _loop(batch, c, settings, tracker,
                       lambda s: _running(s, settings) & (last | (s.clock.t < target)), adjoint, bound)
         st, metrics, prev = c
-        take = save_grid.reached(st, target, settings) & (st.clock.status == Status.OK) & ~last
+        ran = ~is_failure(st.clock.status)  # OK, or NOT_AT_REST: a run's own end, not a failure
+        take = save_grid.reached(st, target, settings) & ran & ~last
+        # a run that stopped at rest before this save time: its last sample is its state at its rest
+        rested = end_condition.at_rest(st.clock, settings) & ~take & (st.clock.t > st.clock.t_saved) & ~last
+        target = jnp.where(rested, st.clock.t, target)
+        take = take | rested
         sample = _sample(batch, save_grid.interpolate(st, prev, target, batch.valid), take) if record else None
         return (_mark_saved(st, take, target), metrics, prev), sample
 
