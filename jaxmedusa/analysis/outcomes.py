@@ -62,6 +62,8 @@ crash (docs/crash-law.md; contact = a pair or barrier contact that carries force
                              force of the step and of the step before (CrashInfo.load) over
                              the step's crush increment (power dt / force)
     ees [m/s]                energy-equivalent speed sqrt(2 absorbed_energy / mass)
+rest (analysis/rest.py: definitions there)
+    rest_x, rest_y [m], rest_heading [deg], rest_time [s], distance [m], skid_length [m]
 Per scenario (arrays [B]): status (core.status.Status), end_time [s], steps [-] (accepted
 steps), and the counts of analysis/step_counts.py: rejected_steps, contact_steps (accepted
 steps with some pair or barrier in contact), contact_runs (runs of consecutive accepted steps
@@ -79,6 +81,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmedusa.analysis.rest import REST_METRICS, RestState, RestTracker
 from jaxmedusa.analysis.step_counts import EPISODE_GAP, Counts, StepCounts
 from jaxmedusa.contact.crash import NO_PARTNER
 from jaxmedusa.core.params import GRAVITY
@@ -104,6 +107,7 @@ VEHICLE_METRICS = {
     "energy_start": (), "energy_end": (),
     "max_crush": (), "residual_crush": (), "pulse_duration": (), "mean_decel_g": (), "peak_decel_g": (),
     "restitution": (), "absorbed_energy": (), "ees": (),
+    **REST_METRICS,
 }
 SCENARIO_METRICS = ("status", "end_time", "steps", "rejected_steps", "contact_steps", "contact_runs", "episodes")
 
@@ -137,6 +141,7 @@ class OutcomeState(NamedTuple):
     v_end: jnp.ndarray  # (V, 3) [m/s] after the last contact step
     partner: jnp.ndarray  # int32 partner of the first contact (BARRIER, NO_PARTNER or a vehicle)
     counts: Counts  # per scenario: step and contact counts (analysis/step_counts.py)
+    rest: RestState  # rest, distance and skid marks (analysis/rest.py)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -239,6 +244,7 @@ class Outcomes:
             crush=z, residual=z, pulse=z, peak_decel=z, absorbed=z, load=z, v_start=jnp.zeros((n, 3), vs.r.dtype),
             v_end=jnp.zeros((n, 3), vs.r.dtype), partner=jnp.full((n,), NO_PARTNER, jnp.int32),
             counts=StepCounts(self.episode_gap).init(batch_item, state),
+            rest=RestTracker().init(batch_item, state),
         )
 
     def update(self, m: OutcomeState, batch_item, state, info) -> OutcomeState:
@@ -289,6 +295,7 @@ class Outcomes:
             heading=h, turned=turned, max_turn=jnp.maximum(m.max_turn, jnp.abs(turned)),
             lateral0=m.lateral0, max_lateral=jnp.maximum(m.max_lateral, lat), energy0=m.energy0,
             counts=StepCounts(self.episode_gap).update(m.counts, batch_item, state, info),
+            rest=RestTracker().update(m.rest, batch_item, state, info),
         )
 
     def summarize(self, m: OutcomeState, batch_item, state) -> dict:
@@ -314,6 +321,7 @@ class Outcomes:
             "rejected_steps": m.counts.rejected_steps, "contact_steps": m.counts.contact_steps,
             "contact_runs": m.counts.contact_runs, "episodes": m.counts.episodes,
             **_crash_metrics(m, batch_item),
+            **RestTracker().summarize(m.rest, batch_item, state),
         }
         return out
 

@@ -17,7 +17,8 @@ Study scenario table (`scenarios_table`): one row per scenario, columns
     episodes (analysis/step_counts.py), then per vehicle n = 1..V the metrics of
     analysis.outcomes.VEHICLE_METRICS as `v{n}_{metric}` (vectors: `_x/_y/_z` in the world frame,
     `_fwd/_left/_up` in the vehicle frame). Missing values are nulls: contact times of a
-    vehicle that never touched, the PDOF of a vehicle with zero delta-V.
+    vehicle that never touched, the PDOF of a vehicle with zero delta-V, the rest position,
+    heading and time of a vehicle that still moves at the end (analysis/rest.py).
 
 Crash pulse (`write_pulse`, analysis/crash_pulse.py): one row per vehicle and 10 kHz tick
 from the first contact: vehicle, time, t_rel [s], in_contact, ax, ay, az, a_long, a_lat
@@ -68,7 +69,10 @@ METRIC_UNITS = {
     "lane_departure": "-", "energy_start": "J", "energy_end": "J",
     "max_crush": "m", "residual_crush": "m", "pulse_duration": "s", "mean_decel_g": "g", "peak_decel_g": "g",
     "restitution": "-", "absorbed_energy": "J", "ees": "m/s",
+    "rest_x": "m", "rest_y": "m", "rest_heading": "deg", "rest_time": "s", "distance": "m", "skid_length": "m",
 }
+# Rest metrics that are null where the vehicle still moves at the end (analysis.rest.AT_REST_ONLY).
+_AT_REST_ONLY = ("rest_x", "rest_y", "rest_heading", "rest_time")
 # Crash-pulse columns (analysis/crash_pulse.py; the filtered ones carry a _cfc<N> suffix).
 PULSE_UNITS = {"time": "s", "t_rel": "s", **{c: "m/s^2" for c in ("ax", "ay", "az", "a_long", "a_lat")}}
 VECTOR_SUFFIXES = {"delta_v_vec": ("x", "y", "z"), "delta_v_body": ("fwd", "left", "up")}
@@ -307,6 +311,8 @@ def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict
             null = a < 0.0
         elif name in ("pdof_deg", "pdof_clock"):
             null = np.asarray(metrics["pdof_clock"])[:, :n_vehicles] == 0
+        elif name in _AT_REST_ONLY:  # analysis/rest.py: not at rest at the end of the run
+            null = np.asarray(metrics["rest_time"])[:, :n_vehicles] < 0.0
         if a.ndim == 3:  # vectors: (N, V, 3) -> V*3 columns
             a = a.reshape(a.shape[0], -1)
         names = metric_columns(name, n_vehicles)

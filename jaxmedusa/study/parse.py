@@ -53,7 +53,7 @@ Study file (TOML; every key is checked, errors name the key):
     batch = 256                           # chunk size; default automatic ("auto")
 
     [outputs]
-    metrics = ["contact", "delta_v", "pdof", "final", "handling", "energy", "crash"]  # groups or names
+    metrics = ["contact", "delta_v", "pdof", "final", "handling", "energy", "crash", "rest"]  # groups or names
     trajectories = false                  # also write the partitioned trajectories/ dataset
     lane_width = 3.0                      # [m], lane departure above lane_width / 2
     spin_threshold_deg = 90.0             # [deg], spin-out above it

@@ -39,6 +39,7 @@ METRIC_GROUPS = {
     "energy": ("energy_start", "energy_end"),
     "crash": ("max_crush", "residual_crush", "pulse_duration", "mean_decel_g", "peak_decel_g", "restitution",
               "absorbed_energy", "ees"),
+    "rest": ("rest_x", "rest_y", "rest_heading", "rest_time", "distance", "skid_length"),  # analysis/rest.py
 }
 assert set(itertools.chain(*METRIC_GROUPS.values())) == set(VEHICLE_METRICS)
 
