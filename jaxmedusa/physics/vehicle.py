@@ -14,7 +14,7 @@ import numpy as np
 from jaxmedusa.core.params import GRAVITY, VehicleParams, inertia_parameters
 from jaxmedusa.core.scenario import KEYWORD_FIELDS, ModelSpec, crush_problems, model_problems
 from jaxmedusa.physics.road import road_frame
-from jaxmedusa.physics.tire import tire_forces, tire_set
+from jaxmedusa.physics.tire import tire_forces, tire_set, tire_sliding
 
 FREE_ROLLING_SPEED = 0.1  # init.c: driven = |TIRE_SPEED| > 0.1 [m/s]
 # Below this in-plane wheel speed [m/s] the slip angle is taken as 0, as C's atan2(0, 0) gives
@@ -43,6 +43,11 @@ class WheelInfo(NamedTuple):
     fy: jnp.ndarray  # (4,) lateral tire forces [N]
     point: jnp.ndarray  # (4, 3) tire contact points: the assembly points projected on the road plane [m]
     power: jnp.ndarray  # (4,) power of the in-plane tire force on the vehicle, f . v_q [W] (> 0 only when driven)
+    # (4,) bool, EDC's skid flag: the loaded tire slides over its whole contact patch, in its
+    # model's terms (physics.tire TireModel.sliding: Fiala's full-sliding regime psi >= 3 mu Fz;
+    # CALSPAN's composite slip sigma >= 3 pi/4 of eq (1.22), the same point for a brush tire of
+    # equal initial slope), or its wheel is locked; False for a lifted wheel.
+    sliding: jnp.ndarray
 
 
 def intrinsic_director_forces(F, lam, tm):
@@ -109,8 +114,10 @@ def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg
     slip = jnp.where(driven & (vx != 0.0), 1.0 - tire_speed / vx_safe, jnp.where(driven, -1.0, 0.0))  # eq (1.19)
     if tires:
         fx, fy = tire_forces(p.tire, fz, alpha_lag, slip)  # lagged slip angle replaces alpha (Remark 4)
+        sliding = loaded & tire_sliding(p.tire, fz, alpha_lag, slip)
     else:
         fx = fy = jnp.zeros(4)
+        sliding = jnp.zeros(4, bool)
     fx = jnp.where(loaded, fx, 0.0)
     fy = jnp.where(loaded, fy, 0.0)
     fz = jnp.where(loaded, fz, 0.0)
@@ -125,7 +132,8 @@ def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg
     dv = l0 * (1.0 / p.mass)
     dW = (li - k) * (1.0 / p.my)
     rates = Rates(dr=v, dF=W, dv=dv, dW=dW, dalpha=dalpha)
-    wheels = WheelInfo(fz=fz, fx=fx, fy=fy, point=rq - deflection[:, None] * e3, power=jnp.sum(f_road * vt, axis=1))
+    wheels = WheelInfo(fz=fz, fx=fx, fy=fy, point=rq - deflection[:, None] * e3, power=jnp.sum(f_road * vt, axis=1),
+                       sliding=sliding)
     return rates, wheels, (seg, s, off_road)
 
 

@@ -87,12 +87,8 @@ def peak_friction(fz, tp: TireParams):
     return (tp.b1 * fz + tp.b3 + tp.b4 * fz * fz) * tp.sn_p / tp.sn_t
 
 
-def tire_forces(fz, alpha, s, tp: TireParams):
-    """Longitudinal and lateral tire forces (Fx, Fy) [N], eqs (1.20)-(1.23).
-
-    fz: normal load [N] (> 0; the caller zeroes the forces of lifted wheels),
-    alpha: (lagged) slip angle [rad], s: longitudinal slip [-].
-    """
+def _slip_terms(fz, alpha, s, tp: TireParams):
+    """The inputs of eqs (1.21)-(1.23) after Remarks 2-3: (s, fz, tana, ks, kc_prime, mu, g1, g2, c)."""
     # Remark 3: |s| > 1 -> s = -1. Remark 2: |alpha| > pi/2 -> alpha = pi - alpha.
     s = jnp.where(jnp.abs(s) > 1.0, -1.0, s)
     alpha = jnp.where(jnp.abs(alpha) > 0.5 * jnp.pi, jnp.pi - alpha, alpha)
@@ -116,6 +112,23 @@ def tire_forces(fz, alpha, s, tp: TireParams):
     g1 = safe_hypot(ks * tana, kc * s / one_minus_s)  # composite slip sigma = c*g1, eq (1.22)
     g2 = safe_hypot(ks * tana, kc_prime * s)  # denominator of eq (1.23)
     c = jnp.pi * ap0 * ap0 / (8.0 * mu0 * fz)
+    return s, fz, tana, ks, kc_prime, mu, g1, g2, c
+
+
+# The composite slip sigma of eq (1.22) at which the tire counts as sliding: f(sigma) starts as
+# 4 sigma / pi, the same initial slope as the brush (Fiala) law F/(mu Fz) = 1 - (1 - lam)^3 with
+# lam = psi/(3 mu Fz), whose contact patch slides as a whole from lam = 1, i.e. from
+# psi/(mu Fz) = 3 = (4/pi) sigma. So sigma >= 3 pi/4 (f = 0.97 with the 185SR14 constants).
+SLIDING_SIGMA = 0.75 * np.pi
+
+
+def tire_forces(fz, alpha, s, tp: TireParams):
+    """Longitudinal and lateral tire forces (Fx, Fy) [N], eqs (1.20)-(1.23).
+
+    fz: normal load [N] (> 0; the caller zeroes the forces of lifted wheels),
+    alpha: (lagged) slip angle [rad], s: longitudinal slip [-].
+    """
+    s, fz, tana, ks, kc_prime, mu, g1, g2, c = _slip_terms(fz, alpha, s, tp)
     sig = c * g1
     # f / sigma of eq (1.22), regular at sigma = 0:
     f_over_sig = (sig * (tp.c1 * sig + tp.c2) + 4.0 / jnp.pi) / (sig * (sig * (tp.c1 * sig + tp.c3) + tp.c4) + 1.0)
@@ -136,4 +149,13 @@ def cornering_stiffness(fz, tp: TireParams):
     return 0.5 * ks * ap0 * ap0
 
 
-MODEL = TireModel(name="calspan", forces=tire_forces, params=tire_params, defaults=GOODYEAR_185SR14)
+def tire_sliding(fz, alpha, s, tp: TireParams):
+    """EDC's skid flag for the CALSPAN tire: True when the composite slip sigma of eq (1.22)
+    reaches SLIDING_SIGMA = 3 pi/4, where a brush tire of the same initial slope slides over its
+    whole contact patch (the Fiala model's sliding regime), or the wheel is locked (s = 1)."""
+    s, _, _, _, _, _, g1, _, c = _slip_terms(fz, alpha, s, tp)
+    return (c * g1 >= SLIDING_SIGMA) | (s >= 1.0)
+
+
+MODEL = TireModel(name="calspan", forces=tire_forces, params=tire_params, defaults=GOODYEAR_185SR14,
+                  sliding=tire_sliding)

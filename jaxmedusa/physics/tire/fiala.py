@@ -137,4 +137,17 @@ def fiala_tire_forces(fz, alpha, s, fp: FialaParams):
     return fx, fy
 
 
-MODEL = TireModel(name="fiala", forces=fiala_tire_forces, params=fiala_params, defaults=FIALA_185SR14)
+def fiala_sliding(fz, alpha, s, fp: FialaParams):
+    """EDC's skid flag for the Fiala tire: True in the brush model's full-sliding regime, where
+    the whole contact patch slides: psi >= 3 mu Fz (lam >= 1 in `fiala_tire_forces`; the
+    locked wheel s = 1 with any slip is in it)."""
+    s = jnp.where(jnp.abs(s) > 1.0, -1.0, s)
+    alpha = jnp.where(jnp.abs(alpha) > 0.5 * jnp.pi, jnp.pi - alpha, alpha)
+    fz = jnp.where(fz > 0.0, fz, 1.0)
+    c_a, c_s = fiala_stiffnesses(fz, fp)
+    n = safe_hypot(c_s * s, c_a * jnp.tan(alpha))
+    return (n >= 3.0 * fiala_friction(alpha, s, fp) * fz * (1.0 - s)) & (n > 0.0)
+
+
+MODEL = TireModel(name="fiala", forces=fiala_tire_forces, params=fiala_params, defaults=FIALA_185SR14,
+                  sliding=fiala_sliding)

@@ -13,9 +13,12 @@ class TireModel:
     tire from its normal load fz [N] (> 0; the caller zeroes lifted wheels), slip angle
     alpha [rad] and longitudinal slip s [-] (elementwise over the four wheels).
     params(values: dict | None) -> the model's parameter pytree (defaults for missing keys;
-    unknown keys raise ValueError). defaults: {parameter name: default value}."""
+    unknown keys raise ValueError). defaults: {parameter name: default value}.
+    sliding(fz, alpha, s, params) -> bool (optional): the tire's contact patch slides as a whole (EDC's
+    skid flag), in the model's own terms (each model's docstring says how)."""
 
     name: str
     forces: Callable
     params: Callable
     defaults: dict
+    sliding: Callable | None = None  # None: the model never reports sliding
