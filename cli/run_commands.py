@@ -73,6 +73,15 @@ def run(
                       f"{row['speed']:.3f}", f"{row['heading_deg']:.3f}", f"{row['energy_start']:.1f}",
                       f"{row['energy_end']:.1f}")
     console.print(table)
+    if rows and "distance" in rows[0]:  # analysis/rest.py
+        rest = Table("vehicle", "rest x [m]", "rest y [m]", "rest heading [deg]", "rest time [s]", "distance [m]",
+                     "skid length [m]", title="rest (at the end of the run) and travel")
+        for row in rows:
+            still = row["rest_time"] >= 0.0
+            cells = [f"{row['rest_x']:.3f}", f"{row['rest_y']:.3f}", f"{row['rest_heading']:.2f}",
+                     f"{row['rest_time']:.3f}"] if still else ["moving"] * 4
+            rest.add_row(str(row["vehicle"]), *cells, f"{row['distance']:.3f}", f"{row['skid_length']:.3f}")
+        console.print(rest)
     if result.out_dir is not None:
         console.print(f"tables written to {result.out_dir}/")
         if asc:

@@ -11,6 +11,7 @@ import numpy as np
 
 from jaxmedusa.analysis.crash_pulse import PulseTracker, pulse_columns, ticks_for
 from jaxmedusa.analysis.events import ContactEventTracker, episode_columns
+from jaxmedusa.analysis.rest import RestTracker
 from jaxmedusa.analysis.step_counts import StepCounts, counts_dict
 from jaxmedusa.build import build_batch
 from jaxmedusa.contact.stage import shape_name
@@ -38,6 +39,7 @@ class RunOutput:
     wall_time: float  # [s]
     pulse_columns: dict | None = None  # the crash pulse's columns (analysis.crash_pulse.pulse_columns), or None
     counts: dict | None = None  # step and contact counts {name: int} (analysis/step_counts.py COUNT_NAMES)
+    rest: dict | None = None  # per vehicle {name: (V,)}: analysis.rest.REST_METRICS (rest, distance, skid length)
 
     @property
     def pulse(self):
@@ -105,7 +107,7 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     # (counts, events or None, pulse or None): one combined tracker, unpacked after the run;
     # a step of dt fills up to ceil(dt / 0.1 ms) ticks of the 10 kHz pulse grid (dt only shrinks)
     pulse_tracker = PulseTracker(ticks_per_step=ticks_for(settings.dt)) if pulse else None
-    tracker = CombinedTracker((StepCounts(), events, pulse_tracker))
+    tracker = CombinedTracker((StepCounts(), events, pulse_tracker, RestTracker()))
 
     start = time.perf_counter()
     metrics = cached_init_metrics(batch, state, tracker)
@@ -127,10 +129,12 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     wall = time.perf_counter() - start
     samples = Samples(*[np.concatenate([getattr(c, f) for c in chunks], axis=1)[:, : settings.n_samples]
                         for f in Samples._fields])
-    counts_m, own, pm = jax.device_get(metrics)  # numpy from here on: no eager JAX operations
+    counts_m, own, pm, rest_m = jax.device_get(metrics)  # numpy from here on: no eager JAX operations
     counts = {k: int(v[0]) for k, v in counts_dict(counts_m).items()}
     pulse_cols = pulse_columns(jax.tree.map(lambda x: x[0], pm), len(scenario.vehicles)) if pulse else None
     result = SimResult(samples=samples, final=state, metrics=own)
+    first = lambda tree: jax.tree.map(lambda x: np.asarray(x)[0], tree)  # noqa: E731  (the one scenario)
+    rest = RestTracker().summarize(first(rest_m), None, first(jax.device_get(state)), xp=np)
 
     out_dir = None
     if out_root is not None:
@@ -142,7 +146,7 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
         if pulse_cols is not None:
             write_pulse(pulse_cols, out_dir / "crash_pulse.parquet")
     return RunOutput(scenario=scenario, settings=settings, result=result, out_dir=out_dir, wall_time=wall,
-                     pulse_columns=pulse_cols, counts=counts)
+                     pulse_columns=pulse_cols, counts=counts, rest=rest)
 
 
 def run_metadata(scenario: Scenario, settings: Settings, batch, counts: dict | None = None) -> dict:
@@ -171,15 +175,18 @@ def run_metadata(scenario: Scenario, settings: Settings, batch, counts: dict | N
 
 def summary_rows(out: RunOutput) -> list[dict]:
     """One summary dict per vehicle (1-based numbers): time, position, speed, heading and
-    energy at the last saved sample (end_time, or the last save time before a failure),
-    i.e. the trajectory table's last row, not the final state a fraction of a step later."""
+    energy at the last saved sample (end_time, the rest time of a run that ends at rest, or
+    the last save time before a failure), i.e. the trajectory table's last row, not the final
+    state a fraction of a step later; and the rest metrics of analysis/rest.py (rest_x, ...,
+    distance, skid_length; rest_time -1: still moving at the end)."""
     s = out.result.samples
     last = int(np.nonzero(np.asarray(s.saved[0]))[0][-1])
     r, F, v = (np.asarray(x[0, last]) for x in (s.r, s.F, s.v))
     rows = []
     for i in range(len(out.scenario.vehicles)):
         heading_rad = float(heading(F[i], xp=np))
-        rows.append(dict(
+        rest = {k: float(v[i]) for k, v in (out.rest or {}).items()}
+        rows.append(dict(**rest,
             vehicle=i + 1, time=float(s.t[0, last]),
             x=float(r[i, 0]), y=float(r[i, 1]), z=float(r[i, 2]),
             speed=float(np.hypot(v[i, 0], v[i, 1])),

@@ -72,10 +72,10 @@ class RestTracker:
         return RestState(xy=jnp.where(ok[:, None], xy, m.xy), distance=m.distance + jnp.where(ok, step, 0.0),
                          skids=SkidTracker().update(m.skids, batch_item, state, info))
 
-    def summarize(self, m: RestState, batch_item, state) -> dict:
-        """{name: (V,)} of REST_METRICS for one scenario from its accumulators and final state."""
+    def summarize(self, m: RestState, batch_item, state, xp=jnp) -> dict:
+        """{name: (V,)} of REST_METRICS for one scenario from its accumulators and final state
+        (xp: jax.numpy, or numpy for host arrays: `jaxmedusa run`'s summary)."""
         vs, since = state.vehicles, state.clock.still_since
-        resting = since >= 0.0
-        return {"rest_x": vs.r[:, 0], "rest_y": vs.r[:, 1], "rest_heading": heading(vs.F) * _DEG,
-                "rest_time": jnp.where(resting, since, -1.0), "distance": m.distance,
-                "skid_length": jnp.max(m.skids.length, axis=-1)}
+        return {"rest_x": vs.r[:, 0], "rest_y": vs.r[:, 1], "rest_heading": heading(vs.F, xp=xp) * _DEG,
+                "rest_time": xp.where(since >= 0.0, since, -1.0), "distance": m.distance,
+                "skid_length": xp.max(m.skids.length, axis=-1)}

@@ -7,7 +7,10 @@ sample and vehicle, columns
     (core.safe_math.orientation_angles), speed [m/s] (sqrt(vx^2 + vy^2), as main.c),
     d11..d33 (dij = component j of director i = F[j-1, i-1]), vx, vy, vz [m/s],
     w11..w33 [1/s] (wij = component j of director velocity i = W[j-1, i-1]),
-    energy [J] (eq 1.33 in full), energy_medusa [J] (vehicle.c energy()).
+    energy [J] (eq 1.33 in full), energy_medusa [J] (vehicle.c energy()),
+    then per wheel k = 1..W (front-left, front-right, rear-left, rear-right, further axles
+    left, right): wheel{k}_x, wheel{k}_y [m] the tire's road contact point, wheel{k}_skid
+    (bool) EDC's skid flag, the tire slides (analysis/skids.py: skid marks).
 Rows that were not saved (Samples.saved False) and padding vehicles (batch.valid False)
 are left out. Units are in each field's metadata (b"unit").
 
@@ -217,7 +220,7 @@ def write_pulse(columns: dict, path: str | Path, metadata: dict[str, str] | None
 
 
 def _field(name: str, type_: pa.DataType) -> pa.Field:
-    unit = _UNITS.get(name)
+    unit = _UNITS.get(name, "m" if name.startswith("wheel") and name[-2:] in ("_x", "_y") else None)
     return pa.field(name, type_, metadata={b"unit": unit.encode()} if unit else None)
 
 
@@ -256,6 +259,11 @@ def trajectory_table(samples, valid, ids=None, id_name: str = "sample_id") -> pa
             cols[f"w{i + 1}{j + 1}"] = W[:, j, i]
     cols["energy"] = take(samples.energy)
     cols["energy_medusa"] = take(samples.energy_medusa)
+    if getattr(samples, "wheel_point", None) is not None:  # analysis/skids.py
+        point, skid = take(samples.wheel_point), take(samples.wheel_skid)  # (N, W, 3), (N, W)
+        for k in range(point.shape[1]):
+            cols[f"wheel{k + 1}_x"], cols[f"wheel{k + 1}_y"] = point[:, k, 0], point[:, k, 1]
+            cols[f"wheel{k + 1}_skid"] = np.asarray(skid[:, k], bool)
     arrays = [arrow_array(c) for c in cols.values()]
     schema = pa.schema([_field(k, a.type) for k, a in zip(cols, arrays)])
     return pa.Table.from_arrays(arrays, schema=schema)

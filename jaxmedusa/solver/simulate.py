@@ -47,7 +47,7 @@ from jaxmedusa.core.state import SimState
 from jaxmedusa.core.status import Status, is_failure
 from jaxmedusa.physics.vehicle import energy_medusa, energy_total
 from jaxmedusa.solver import end_condition, save_grid
-from jaxmedusa.solver.step import predict, scenario_step
+from jaxmedusa.solver.step import predict, rates_of_vehicles, scenario_step
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 
 __all__ = ["simulate", "simulate_fixed", "advance", "cached_advance", "finish", "init_metrics", "cached_init_metrics",
@@ -67,6 +67,10 @@ class Samples(NamedTuple):
     W: jnp.ndarray  # [B, S, V, 3, 3] director velocities as columns [1/s]
     energy: jnp.ndarray  # [B, S, V] total energy (1.33) in full [J]
     energy_medusa: jnp.ndarray  # [B, S, V] vehicle.c energy(): without m v.v/2 [J]
+    # per wheel (W: front-left, front-right, rear-left, rear-right, further axles), from the
+    # vehicle rates at the sample (physics/vehicle.py WheelInfo; analysis/skids.py):
+    wheel_point: jnp.ndarray | None = None  # [B, S, V, W, 3] tire contact points on the road [m]
+    wheel_skid: jnp.ndarray | None = None  # [B, S, V, W] bool, EDC's skid flag (WheelInfo.sliding)
 
 
 class SimResult(NamedTuple):
@@ -154,11 +158,16 @@ def _loop(batch, carry, settings, tracker, condition, adjoint: str, max_steps: i
     return jax.lax.scan(scan_body, carry, None, length=max_steps)[0]
 
 
-def _sample(batch: Batch, state: SimState, take) -> Samples:
+def _sample(batch: Batch, state: SimState, take, settings: Settings) -> Samples:
     vs = state.vehicles
     e = jax.vmap(jax.vmap(energy_total))(batch.vehicle, vs.r, vs.F, vs.v, vs.W)
     em = jax.vmap(jax.vmap(energy_medusa))(batch.vehicle, vs.r, vs.F, vs.v, vs.W)
-    return Samples(saved=take, t=state.clock.t, r=vs.r, F=vs.F, v=vs.v, W=vs.W, energy=e, energy_medusa=em)
+    # the tires at the sample: the step's own vehicle rates at the sampled state and the driver
+    # inputs of its time (the contact point and the skid flag of the very WheelInfo a step sees)
+    _, wheels, _ = jax.vmap(rates_of_vehicles, in_axes=(0, 0, 0, 0, None))(batch, state, vs.r, vs.F, settings)
+    skid = getattr(wheels, "sliding", None)
+    return Samples(saved=take, t=state.clock.t, r=vs.r, F=vs.F, v=vs.v, W=vs.W, energy=e, energy_medusa=em,
+                   wheel_point=wheels.point, wheel_skid=jnp.zeros(wheels.fz.shape, bool) if skid is None else skid)
 
 
 def _mark_saved(state: SimState, take, target) -> SimState:
@@ -204,7 +213,7 @@ def _advance(batch: Batch, carry, settings: Settings, n_slots: int, tracker=None
         rested = end_condition.at_rest(st.clock, settings) & ~take & (st.clock.t > st.clock.t_saved) & ~last
         target = jnp.where(rested, st.clock.t, target)
         take = take | rested
-        sample = _sample(batch, save_grid.interpolate(st, prev, target, batch.valid), take) if record else None
+        sample = _sample(batch, save_grid.interpolate(st, prev, target, batch.valid), take, settings) if record else None
         return (_mark_saved(st, take, target), metrics, prev), sample
 
     carry, samples = jax.lax.scan(slot, carry, jnp.arange(n_slots))
