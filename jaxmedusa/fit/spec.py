@@ -25,11 +25,15 @@ Fit file (TOML; every key is checked, errors name the file and the key):
 
     [[observations]]                      # one table per observed vehicle and time
     vehicle = 2                           # 1-based
-    time = 2.5                            # [s], or "end" (= end_time)
-    x = 52.1                              # any of x, y [m], heading_deg [deg], speed [m/s]
-    y = 1.3
-    heading_deg = 4.2
+    time = 2.5                            # [s], "end" (the end of the run: end_time, or the
+                                          #   rest with end_condition = "rest"), or "rest"
+    x = 52.1                              # any of x, y [m], heading_deg [deg], speed [m/s],
+    y = 1.3                               #   skid_length [m] (the vehicle's longest wheel mark
+    heading_deg = 4.2                     #   over the run, analysis/skids.py: time "end"/"rest")
     sigma = { x = 0.1, y = 0.1, heading_deg = 0.5 }   # standard deviation of each given quantity
+
+    time = "rest": the vehicle at rest, where the run ends (needs [simulation] end_condition =
+    "rest"; a trial run that meets end_time first, status not_at_rest, counts as failed).
 
     [fit]
     starts = 16                           # starting points, solved in one vmapped batch
@@ -64,11 +68,12 @@ from jaxmedusa.study.parse import study_from_dict
 from jaxmedusa.study.spec import Target
 
 __all__ = ["FitSpec", "Unknown", "Observation", "FitOptions", "load_fit", "fit_from_dict", "QUANTITIES",
-           "FitError"]
+           "WHOLE_RUN", "FitError"]
 
 FitError = MedusaInputError  # the CLI's exit-code-2 error, as for scenario and study files
 
-QUANTITIES = ("x", "y", "heading_deg", "speed")  # observable quantities, in this order
+QUANTITIES = ("x", "y", "heading_deg", "speed", "skid_length")  # observable quantities, in this order
+WHOLE_RUN = ("skid_length",)  # quantities of the whole run: only with time "end" or "rest"
 _TOP_KEYS = ("name", "description", "scenario", "simulation", "contact", "tire", "unknowns", "observations", "fit")
 _UNKNOWN_KEYS = ("path", "initial", "bounds", "spread")
 _OBS_KEYS = ("vehicle", "time", "sigma") + QUANTITIES
@@ -98,12 +103,14 @@ class Unknown:
 
 @dataclass(frozen=True)
 class Observation:
-    """Measured quantities of one vehicle (0-based here) at time `time` [s]."""
+    """Measured quantities of one vehicle (0-based here) at time `time` [s], or at its rest
+    (at_rest: time "rest", or "end" of a run that ends at rest; `time` is then NaN)."""
 
     index: int  # position in the file's [[observations]] (0-based)
     vehicle: int
     time: float
     values: tuple[tuple[str, float, float], ...]  # (quantity, value, sigma), QUANTITIES order
+    at_rest: bool = False
 
 
 @dataclass(frozen=True)
@@ -264,7 +271,13 @@ def _observations(t, base: Scenario, settings: Settings, err: InputErrors) -> li
         if "time" not in o:
             err.fail(f"{where}.time", "missing: the time of the observation [s] or \"end\"")
         time = o["time"]
-        if time == "end":
+        ends_at_rest = settings.end_condition == "rest"
+        at_rest = time == "rest" or (time == "end" and ends_at_rest)
+        if time == "rest" and not ends_at_rest:
+            err.fail(f"{where}.time", "\"rest\" needs a run that ends at rest: [simulation] end_condition = \"rest\"")
+        if at_rest:
+            time = math.nan
+        elif time == "end":
             time = settings.end_time
         else:
             time = err.number(time, f"{where}.time")
@@ -274,6 +287,9 @@ def _observations(t, base: Scenario, settings: Settings, err: InputErrors) -> li
         given = [q for q in QUANTITIES if q in o]
         if not given:
             err.fail(where, f"no observed quantity: give any of {', '.join(QUANTITIES)}")
+        for q in given:
+            if q in WHOLE_RUN and o["time"] not in ("end", "rest"):
+                err.fail(f"{where}.{q}", f"{q} is a quantity of the whole run: give time = \"end\" or \"rest\"")
         sigma = err.table(o.get("sigma", {}), f"{where}.sigma")
         for s in sigma:
             if s not in given:
@@ -287,5 +303,5 @@ def _observations(t, base: Scenario, settings: Settings, err: InputErrors) -> li
             if s <= 0:
                 err.fail(f"{where}.sigma.{q}", f"{s:g} must be > 0")
             values.append((q, v, s))
-        out.append(Observation(index=i, vehicle=k - 1, time=float(time), values=tuple(values)))
+        out.append(Observation(index=i, vehicle=k - 1, time=float(time), values=tuple(values), at_rest=at_rest))
     return out
