@@ -19,8 +19,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmedusa.core.params import CONTACT_DEFAULTS, BarrierParams, Batch, ContactParams, DriverParams, contact_params
-from jaxmedusa.core.scenario import BARRIER_KINDS, BarrierSpec, DriverTable, Scenario
+from jaxmedusa.core.params import (CONTACT_DEFAULTS, BarrierParams, Batch, ContactParams, DriverParams, WheelTables,
+                                   ZoneParams, contact_params)
+from jaxmedusa.core.scenario import BARRIER_KINDS, WHEEL_TABLES, BarrierSpec, DriverTable, Scenario, ZoneSpec
 from jaxmedusa.core.state import (CONTACT_WARM_SIZE, BarrierState, PairState, ScenarioClock, SimState, VehicleState,
                                   pair_indices)
 from jaxmedusa.core.status import Status
@@ -29,7 +30,7 @@ from jaxmedusa.physics.tire import TIRES
 from jaxmedusa.physics.vehicle import vehicle_params
 
 __all__ = ["build_batch", "initial_state", "driver_params", "table_arrays", "table_length", "initial_directors",
-           "barrier_params", "batch_barriers"]
+           "barrier_params", "batch_barriers", "batch_wheel_tables", "batch_zones", "model_wheels"]
 
 
 def table_arrays(table: DriverTable, k: int, scale: float):
@@ -101,6 +102,118 @@ def _check_vehicle(veh, j: int, n_models: int, scenario: str):
             raise ValueError(f"{where}.{name}.times: non-decreasing times expected, got {t.times}")
         if t.kind not in ("constant", "linear"):
             raise ValueError(f"{where}.{name}.kind: 'constant' or 'linear' expected, got {t.kind!r}")
+    for name in WHEEL_TABLES:
+        t = getattr(veh, name, None)
+        if t is None:
+            continue
+        flat = [x for v in t.values for x in (v if isinstance(v, (tuple, list)) else (v,))]
+        if len(t.times) == 0 or len(t.times) != len(t.values):
+            raise ValueError(f"{where}.{name}: equally many times and values (at least one) expected, "
+                             f"got {len(t.times)} and {len(t.values)}")
+        if not all(math.isfinite(x) for x in (*t.times, *flat)):
+            raise ValueError(f"{where}.{name}: finite times and values expected, got {t}")
+        if any(b < a for a, b in zip(t.times, t.times[1:])):
+            raise ValueError(f"{where}.{name}.times: non-decreasing times expected, got {t.times}")
+        if name in ("brake", "lock") and any(x < 0.0 for x in flat):
+            raise ValueError(f"{where}.{name}.values: values >= 0 expected, got {t.values}")
+
+
+def model_wheels(model) -> int:
+    """Wheels of a vehicle model: two per axle (FL, FR, RL, RR, then further axles)."""
+    return 4 + 2 * len(getattr(model, "extra_axles", ()))
+
+
+def wheel_table_arrays(table: DriverTable | None, k: int, n_wheels: int, w: int, where: str):
+    """(times (k,), values (k, w), linear) of a per-wheel table for a vehicle of n_wheels
+    wheels in a batch of w wheels per vehicle (a number per time fills every wheel; a list
+    gives one value per wheel; wheels beyond n_wheels hold 0). None gives zeros."""
+    if table is None:
+        return np.zeros(k), np.zeros((k, w)), 0.0
+    rows = []
+    for i, x in enumerate(table.values):
+        if isinstance(x, (tuple, list)):
+            if len(x) != n_wheels:
+                raise ValueError(f"{where}.values[{i + 1}]: one value per wheel ({n_wheels}: FL, FR, RL, RR, "
+                                 f"then further axles) expected, got {len(x)}")
+            row = list(map(float, x))
+        else:
+            row = [float(x)] * n_wheels
+        rows.append(row + [0.0] * (w - n_wheels))
+    times = np.asarray(table.times, float)
+    values = np.asarray(rows, float).reshape(len(times), w)
+    pad = k - len(times)
+    return (np.concatenate([times, np.full(pad, times[-1])]), np.concatenate([values, np.repeat(values[-1:], pad, 0)]),
+            float(table.kind == "linear"))
+
+
+def batch_wheel_tables(scenarios, n_v: int, w: int) -> WheelTables | None:
+    """WheelTables [B, V, Kw, ...] of the vehicles' brake, lock and throttle tables, or None
+    when no vehicle has one and no model has rolling resistance (the step then compiles them
+    out: the two-axle cars of MEDUSA run exactly as before)."""
+    vehicles = [sc.vehicles for sc in scenarios]
+    any_table = any(getattr(v, n) is not None for vs in vehicles for v in vs for n in WHEEL_TABLES)
+    any_rolling = any(getattr(m, "rolling_resistance", 0.0) != 0.0 for sc in scenarios for m in sc.models)
+    if not (any_table or any_rolling):
+        return None
+    k = max([len(getattr(v, n).times) for vs in vehicles for v in vs for n in WHEEL_TABLES
+             if getattr(v, n) is not None] or [1])
+    out = {f"{n}_{p}": [] for n in WHEEL_TABLES for p in ("times", "values", "linear")}
+    for sc in scenarios:
+        rows = {key: [] for key in out}
+        for j in range(n_v):
+            veh = sc.vehicles[min(j, len(sc.vehicles) - 1)]
+            nw = model_wheels(sc.models[veh.model])
+            for n in WHEEL_TABLES:
+                t, v, lin = wheel_table_arrays(getattr(veh, n), k, nw, w, f"scenario {sc.name!r}: vehicle {j + 1}: {n}")
+                rows[f"{n}_times"].append(t)
+                rows[f"{n}_values"].append(v)
+                rows[f"{n}_linear"].append(lin)
+        for key in out:
+            out[key].append(np.stack(rows[key]))
+    return WheelTables(**{key: jnp.asarray(np.stack(x), jnp.float64) for key, x in out.items()})
+
+
+def zone_params(zones: list[ZoneSpec], nz: int, n_corners: int) -> ZoneParams:
+    """ZoneParams (numpy leaves [nz, ...]) of a road's zones, padded to nz zones of
+    n_corners corners (repeating the last corner; padding zones invalid)."""
+    corners = np.zeros((nz, n_corners, 2))
+    mu_p, mu_s, width, valid = np.ones(nz), np.ones(nz), np.zeros(nz), np.zeros(nz, bool)
+    for i, z in enumerate(zones):
+        poly = np.asarray(z.polygon, float).reshape(-1, 2)
+        corners[i] = np.concatenate([poly, np.repeat(poly[-1:], n_corners - len(poly), 0)])
+        mu_p[i], mu_s[i], width[i], valid[i] = z.mu_peak, z.mu_slide, z.width, True
+    return ZoneParams(corners=corners, mu_peak=mu_p, mu_slide=mu_s, width=width, valid=valid)
+
+
+def zone_problems(z: ZoneSpec) -> list[str]:
+    """Reasons a friction zone is impossible (empty when it is fine)."""
+    out = []
+    if len(z.polygon) < 3 or any(len(c) != 2 for c in z.polygon):
+        out.append(f"polygon: at least 3 corners [x, y] expected, got {z.polygon!r}")
+    elif not np.all(np.isfinite(np.asarray(z.polygon, float))):
+        out.append("polygon: finite corners expected")
+    for name in ("mu_peak", "mu_slide"):
+        x = getattr(z, name)
+        if not (math.isfinite(x) and x > 0.0):
+            out.append(f"{name}: a friction coefficient > 0 expected, got {x!r}")
+    if not (math.isfinite(z.width) and z.width >= 0.0):
+        out.append(f"width: a smoothing width >= 0 [m] expected, got {z.width!r}")
+    return out
+
+
+def batch_zones(scenarios) -> ZoneParams | None:
+    """ZoneParams [B, NZ, ...] of the scenarios' roads, or None when no road has a zone
+    (friction zones are then compiled out of the step)."""
+    counts = [len(sc.road.zones) for sc in scenarios]
+    if max(counts) == 0:
+        return None
+    for sc in scenarios:
+        for i, z in enumerate(sc.road.zones, 1):
+            for reason in zone_problems(z)[:1]:
+                raise ValueError(f"scenario {sc.name!r}: road.zones[{i}].{reason}")
+    nc = max(len(z.polygon) for sc in scenarios for z in sc.road.zones)
+    trees = [zone_params(list(sc.road.zones), max(counts), nc) for sc in scenarios]
+    return jax.tree.map(lambda *xs: jnp.asarray(np.stack(xs)), *trees)
 
 
 def barrier_params(specs: list[BarrierSpec]) -> BarrierParams:
@@ -224,8 +337,10 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
     f64 = partial(jnp.asarray, dtype=jnp.float64)
     keep_ints = lambda x: jnp.asarray(x) if np.issubdtype(x.dtype, np.integer) else f64(x)  # noqa: E731 (TireSet.index)
     vehicle = jax.tree.map(keep_ints, gather(vp_list, vp_idx))
+    n_wheels = max(model_wheels(sc.models[v.model]) for sc in scenarios for v in sc.vehicles)
     driver = DriverParams(f64(drv["st"]), f64(drv["sv"]), f64(drv_lin["sl"]),
-                          f64(drv["vt"]), f64(drv["vv"]), f64(drv_lin["vl"]))
+                          f64(drv["vt"]), f64(drv["vv"]), f64(drv_lin["vl"]),
+                          wheels=batch_wheel_tables(scenarios, n_v, n_wheels))
     cnames = [f.name for f in dataclasses.fields(ContactParams)]
     contact_arr = ContactParams(**{n: f64(np.array([float(c[n]) for c in contacts])) for n in cnames})
     road = None if flat else jax.tree.map(f64, gather(road_list, road_idx))
@@ -243,7 +358,7 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
                       in_contact=jnp.zeros((b, n_pairs), bool), crush=f64(np.zeros((b, n_pairs))))
     barriers, barrier_state = batch_barriers(scenarios, n_v)
     batch = Batch(vehicle=vehicle, driver=driver, valid=jnp.asarray(valid), contact=contact_arr, road=road,
-                  barriers=barriers)
+                  barriers=barriers, zones=batch_zones(scenarios))
     return batch, initial_state(vs, pairs, dt, barrier_state)
 
 

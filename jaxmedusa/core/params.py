@@ -61,6 +61,9 @@ class VehicleParams:
     tire: TireSet  # the tire model(s) and parameters (all four tires alike)
     crush_a: jnp.ndarray  # (3,) front, rear, side [N/m]
     crush_b: jnp.ndarray  # (3,) front, rear, side [N/m^2]
+    # rolling-resistance coefficient f_r [-]: force f_r Fz against each wheel's travel (EDC,
+    # "Longitudinal tire force"; physics/wheel_controls.py). 0 in MEDUSA, whose car rolls freely.
+    rolling_resistance: jnp.ndarray | float = 0.0
 
 
 def inertia_parameters(ix: float, iy: float, iz: float) -> np.ndarray:
@@ -88,6 +91,46 @@ class DriverParams:
     speed_times: jnp.ndarray
     speed_values: jnp.ndarray
     speed_linear: jnp.ndarray
+    wheels: WheelTables | None = None  # per-wheel brake, lock, throttle; None: none in the batch (compiled out)
+
+
+@pytree_dataclass
+class WheelTables:
+    """Per-wheel driver tables of one vehicle (physics/wheel_controls.py), Kw knots padded by
+    repeating the last knot, W wheels (FL, FR, RL, RR, then further axles left, right; wheels
+    a vehicle lacks hold 0).
+
+    brake_* : brake fraction [-] of the available friction (EDC: attempted force = fraction x
+    mu_peak x Fz; 1.0 the threshold of lock, above 1 the wheel locks); lock_*: 1 locked (full
+    slide at mu_slide), 0 rolling; throttle_*: drive force [N] (limited by friction).
+    *_times (Kw,), *_values (Kw, W), *_linear (): 1.0 piecewise linear, 0.0 piecewise constant.
+    """
+
+    brake_times: jnp.ndarray
+    brake_values: jnp.ndarray
+    brake_linear: jnp.ndarray
+    lock_times: jnp.ndarray
+    lock_values: jnp.ndarray
+    lock_linear: jnp.ndarray
+    throttle_times: jnp.ndarray
+    throttle_values: jnp.ndarray
+    throttle_linear: jnp.ndarray
+
+
+@pytree_dataclass
+class ZoneParams:
+    """Friction zones of one scenario's road (physics/friction.py), leaves [NZ, ...] ([B, NZ, ...]
+    batched), NZ the most zones of any scenario of the batch, NP the most polygon corners.
+
+    corners (NZ, NP, 2): polygon corners [m] (a polygon with fewer corners repeats its last
+    one: a zero-length edge changes nothing); mu_peak, mu_slide (NZ,) [-]; width (NZ,):
+    smoothing width [m] (0: a sharp boundary); valid (NZ,) bool, False for padding zones."""
+
+    corners: jnp.ndarray
+    mu_peak: jnp.ndarray
+    mu_slide: jnp.ndarray
+    width: jnp.ndarray
+    valid: jnp.ndarray
 
 
 @pytree_dataclass
@@ -245,3 +288,4 @@ class Batch:
     contact: ContactParams  # [B]
     road: object  # physics.road.RoadParams with leaves [B, ...], or None for the flat plane z = 0
     barriers: BarrierParams | None = None  # [B, NB, ...], or None: no barriers (contact/barrier.py)
+    zones: ZoneParams | None = None  # [B, NZ, ...], or None: no friction zones (physics/friction.py)

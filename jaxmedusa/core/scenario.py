@@ -50,13 +50,18 @@ class ModelSpec:
     crush_b_rear: float = 500.0e3
     crush_a_side: float = 20.0e3
     crush_b_side: float = 350.0e3
+    # Rolling-resistance coefficient f_r [-] (EDC "Longitudinal tire force"; not in MEDUSA, 0:
+    # a free-rolling MEDUSA car never slows). Typical: 0.010-0.015 for cars on asphalt.
+    rolling_resistance: float = 0.0
 
 
 @dataclass
 class DriverTable:
     """A time table for a driver input. `kind` is "constant" (piecewise constant:
     value[i] holds from times[i] until times[i+1]; value[0] before times[0]) or
-    "linear" (piecewise linear, held constant outside the table)."""
+    "linear" (piecewise linear, held constant outside the table). In a per-wheel table
+    (VehicleSpec.brake, lock, throttle) a value is a number (every wheel) or a tuple with
+    one number per wheel (FL, FR, RL, RR, then further axles left, right)."""
 
     times: tuple[float, ...] = (0.0,)  # [s], non-decreasing
     values: tuple[float, ...] = (0.0,)
@@ -74,6 +79,27 @@ class VehicleSpec:
     speed: float  # SPEED [m/s]
     tire_speed: DriverTable = field(default_factory=DriverTable)  # TIRE_SPEED [m/s]; |v|<=0.1 free rolling
     steering: DriverTable = field(default_factory=DriverTable)  # STEERING [deg], positive turns left
+    # Per-wheel tables (not in MEDUSA; physics/wheel_controls.py), None when absent: brake
+    # fraction of mu_peak Fz [-] (1.0 the threshold of lock), lock (1 locked: full slide at
+    # mu_slide), throttle: drive force per wheel [N].
+    brake: DriverTable | None = None
+    lock: DriverTable | None = None
+    throttle: DriverTable | None = None
+
+
+WHEEL_TABLES = ("brake", "lock", "throttle")  # the per-wheel tables of a VehicleSpec
+
+
+@dataclass(frozen=True)
+class ZoneSpec:
+    """A friction zone of the road (TOML `[[road.zones]]`, physics/friction.py): a polygon of
+    >= 3 corners (x, y) [m] in the plan view, its peak and sliding friction [-], and an
+    optional smoothing width [m] of its boundary (0: a sharp boundary)."""
+
+    polygon: tuple[tuple[float, float], ...]
+    mu_peak: float
+    mu_slide: float
+    width: float = 0.0
 
 
 @dataclass
@@ -82,6 +108,7 @@ class RoadSpec:
     `points` is None for MEDUSA's ideal flat plane z = 0."""
 
     points: tuple[tuple[float, float, float, float], ...] | None = None
+    zones: tuple[ZoneSpec, ...] = ()  # friction zones on the road (not in MEDUSA)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
             [0.0, 1.0, 0.0],          # the directors (F = d_i (x) E_i)
             [-0.0748, 0.0, 0.9972]]
     tire_model = "calspan"            # optional: a tire model of physics.tire.TIRES
+    rolling_resistance = 0.0          # optional: coefficient f_r [-] (0: MEDUSA's free rolling)
     crush_b_front = 550.0e3           # optional: the crush law's Campbell A [N/m], B [N/m^2]
                                       # per face (crush_a|crush_b _front|_rear|_side;
                                       # defaults and sources: docs/crash-law.md)
@@ -54,12 +55,22 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
     orientation_deg = 0.0             # default 0
     tire_speed = 0.0                  # default 0 (|v| <= 0.1: free rolling)
     steering_deg = { times = [0.0, 0.3], values = [0.0, 3.0], kind = "constant" }  # default 0
+    # Optional per-wheel tables (docs/vehicles-and-scenes.md): a number per time is every
+    # wheel, a list one value per wheel (FL, FR, RL, RR, then further axles left, right).
+    brake = { times = [0.0, 0.5], values = [0.0, 0.8] }   # fraction of mu_peak Fz (1.0: lock threshold)
+    lock = { times = [0.0, 1.0], values = [[0, 0, 0, 0], [1, 1, 0, 0]] }   # 1: locked, slides at mu_slide
+    throttle = { times = [0.0], values = [[500.0, 500.0, 0.0, 0.0]] }      # drive force per wheel [N]
 
     # Optional, with either source: the road (default for inline scenarios: MEDUSA's
     # ideal flat plane z = 0; with [medusa] it replaces road.dat).
     [road]
     points = [[0, 0, 0, 0], [30, 0, 0, 5], [60, 0, 0, 0], [90, 0, 0, 0]]  # x, y, z, bank_deg; >= 4
     # or: flat = true                 # the ideal flat plane (RoadSpec(points=None))
+    [[road.zones]]                    # optional friction zones (also with road.dat, or alone)
+    polygon = [[10, -5], [40, -5], [40, 5], [10, 5]]  # >= 3 corners [x, y] [m]
+    mu_peak = 0.5                     # peak and sliding friction inside it [-]
+    mu_slide = 0.4
+    width = 0.0                       # optional smoothing width of the boundary [m] (0: sharp)
 
     # Optional, with either source: per-vehicle / per-model replacements, keyed by the
     # 1-based number; the keys are those of [[vehicles]] / [[models]].
@@ -101,20 +112,20 @@ import dataclasses
 import tomllib
 from pathlib import Path
 
-from jaxmedusa.core.scenario import (CRUSH_FIELDS, BarrierSpec, DriverTable, ModelSpec, RoadSpec, Scenario, VehicleSpec,
-                                     crush_problems)
+from jaxmedusa.core.scenario import (CRUSH_FIELDS, WHEEL_TABLES, BarrierSpec, DriverTable, ModelSpec, RoadSpec, Scenario,
+                                     VehicleSpec, ZoneSpec, crush_problems)
 from jaxmedusa.io.medusa_files import (KEYWORD_FIELDS, MedusaInputError, model_problems, read_medusa_folder, read_models,
                                        read_platoon, read_road)
 from jaxmedusa.io.validation import InputErrors, is_number, simulation_settings
 from jaxmedusa.physics.tire import TIRES
 
-__all__ = ["load_scenario", "scenario_from_dict", "driver_table"]
+__all__ = ["load_scenario", "scenario_from_dict", "driver_table", "wheel_table"]
 
 _MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]
-_VEHICLE_KEYS = ("model", "x", "y", "speed", "orientation_deg", "tire_speed", "steering_deg")
+_VEHICLE_KEYS = ("model", "x", "y", "speed", "orientation_deg", "tire_speed", "steering_deg") + WHEEL_TABLES
 _VEHICLE_REQUIRED = ("model", "x", "y", "speed")
 _TOP_KEYS = ("name", "medusa", "models", "vehicles", "road", "overrides", "simulation", "barriers")
-_OPTIONAL_MODEL_FIELDS = ("tire_model",) + CRUSH_FIELDS  # fields with defaults
+_OPTIONAL_MODEL_FIELDS = ("tire_model", "rolling_resistance") + CRUSH_FIELDS  # fields with defaults
 
 
 def load_scenario(path: str | Path) -> tuple[Scenario, dict]:
@@ -167,12 +178,12 @@ def scenario_from_dict(
         if not folder.is_dir():
             err.fail("medusa.folder", f"folder {folder} does not exist")
         for file, key in (("model.dat", "medusa.folder"), (platoon, "medusa.platoon"), ("road.dat", "medusa.folder")):
-            if not (folder / file).is_file() and not (file == "road.dat" and "road" in data):
+            if not (folder / file).is_file() and not (file == "road.dat" and _replaces_road(data)):
                 err.fail(key, f"{folder / file} does not exist (a MEDUSA folder holds model.dat, the platoon "
                          "file and road.dat)")
         models = read_models(folder / "model.dat")
         vehicles = read_platoon(folder / platoon, len(models))
-        road = None if "road" in data else read_road(folder / "road.dat")
+        road = None if _replaces_road(data) else read_road(folder / "road.dat")
     else:
         if "models" not in data or "vehicles" not in data:
             err.fail("models", "give [medusa] or both [[models]] and [[vehicles]]")
@@ -182,7 +193,7 @@ def scenario_from_dict(
         ]
         road = None if "road" in data else RoadSpec()
     if "road" in data:
-        road = _road(data["road"], err)
+        road = _road(data["road"], err, road)
 
     if "overrides" in data:
         o = err.table(data["overrides"], "overrides")
@@ -221,7 +232,53 @@ def driver_table(value, where: str = "driver table", source: str = "<scenario>")
     return DriverTable(times=tuple(times), values=tuple(values), kind=kind)
 
 
+def wheel_table(value, where: str = "wheel table", source: str = "<scenario>", lock: bool = False) -> DriverTable:
+    """A per-wheel DriverTable (brake, lock, throttle) from a number (every wheel, constant)
+    or a {times, values, kind} table whose values are numbers (every wheel) or lists with one
+    number per wheel (FL, FR, RL, RR, then further axles). lock: values must be 0 or 1."""
+    err = InputErrors(source)
+
+    def entry(x, key):
+        if isinstance(x, list):
+            if not x:
+                err.fail(key, "a number or a non-empty list of numbers (one per wheel) expected")
+            return tuple(entry(y, key) for y in x)
+        v = err.number(x, key)
+        if lock and v not in (0.0, 1.0):
+            err.fail(key, f"0 or 1 expected (1: the wheel is locked), got {v:g}")
+        if not lock and where.endswith("brake") and v < 0.0:
+            err.fail(key, f"a brake fraction >= 0 expected, got {v:g}")
+        return v
+
+    if is_number(value):
+        return DriverTable(times=(0.0,), values=(entry(value, where),), kind="constant")
+    t = err.table(value, where)
+    err.keys(t, ("times", "values", "kind"), where)
+    if "times" not in t or "values" not in t:
+        err.fail(where, "a number or a table with 'times' and 'values' expected")
+    times = [err.number(x, f"{where}.times") for x in err.array(t["times"], f"{where}.times")]
+    values = [entry(x, f"{where}.values[{i}]") for i, x in enumerate(err.array(t["values"], f"{where}.values"), 1)]
+    if not times or len(times) != len(values):
+        err.fail(where, f"as many values as times (at least one) expected, got {len(times)} times, {len(values)} values")
+    for i in range(1, len(times)):
+        if times[i] < times[i - 1]:
+            err.fail(f"{where}.times", f"times must be non-decreasing, but {times[i]:g} follows {times[i - 1]:g}")
+    widths = {len(v) for v in values if isinstance(v, tuple)}
+    if len(widths) > 1:
+        err.fail(f"{where}.values", f"every per-wheel list must have the same length, got {sorted(widths)}")
+    kind = t.get("kind", "constant")
+    if kind not in ("constant", "linear"):
+        err.fail(f"{where}.kind", f"'constant' or 'linear' expected, got {kind!r}")
+    return DriverTable(times=tuple(times), values=tuple(values), kind=kind)
+
+
 # ---------------------------------------------------------------------------- helpers
+
+
+def _replaces_road(data: dict) -> bool:
+    """True when [road] gives the road itself (points or flat), not only friction zones."""
+    road = data.get("road")
+    return isinstance(road, dict) and ("points" in road or "flat" in road)
 
 
 def _index(key: str, n: int, where: str, err: InputErrors) -> int:
@@ -266,6 +323,8 @@ def _model(t, where: str, err: InputErrors, base: ModelSpec | None = None) -> Mo
         err.fail(f"{where}.{KEYWORD_FIELDS[kw]}", reason)
     for fld, reason in crush_problems(model)[:1]:
         err.fail(f"{where}.{fld}", reason)
+    if not model.rolling_resistance >= 0.0:
+        err.fail(f"{where}.rolling_resistance", f"a coefficient >= 0 expected, got {model.rolling_resistance!r}")
     return model
 
 
@@ -320,19 +379,50 @@ def _vehicle(t, where: str, n_models: int, err: InputErrors, base: VehicleSpec |
         v.tire_speed = driver_table(t["tire_speed"], f"{where}.tire_speed", err.source)
     if "steering_deg" in t:
         v.steering = driver_table(t["steering_deg"], f"{where}.steering_deg", err.source)
+    for key in WHEEL_TABLES:
+        if key in t:
+            setattr(v, key, wheel_table(t[key], f"{where}.{key}", err.source, lock=key == "lock"))
     return v
 
 
-def _road(t, err: InputErrors) -> RoadSpec:
-    """A RoadSpec from [road]: points = [[x, y, z, bank_deg], ...] (>= 4) or flat = true."""
+def _zone(t, where: str, err: InputErrors) -> ZoneSpec:
+    """A ZoneSpec from a [[road.zones]] table: polygon = [[x, y], ...] (>= 3 corners), mu_peak,
+    mu_slide (> 0), width (optional smoothing width >= 0 [m], default 0: a sharp boundary)."""
+    t = err.table(t, where)
+    err.keys(t, ("polygon", "mu_peak", "mu_slide", "width"), where)
+    for key in ("polygon", "mu_peak", "mu_slide"):
+        if key not in t:
+            err.fail(f"{where}.{key}", "missing")
+    rows = err.array(t["polygon"], f"{where}.polygon")
+    if len(rows) < 3 or any(not isinstance(r, list) or len(r) != 2 for r in rows):
+        err.fail(f"{where}.polygon", f"at least 3 corners [x, y] expected, got {rows!r}")
+    polygon = tuple(tuple(err.number(x, f"{where}.polygon") for x in r) for r in rows)
+    mu = {k: err.number(t[k], f"{where}.{k}") for k in ("mu_peak", "mu_slide")}
+    for k, x in mu.items():
+        if not x > 0.0:
+            err.fail(f"{where}.{k}", f"a friction coefficient > 0 expected, got {x:g}")
+    width = err.number(t.get("width", 0.0), f"{where}.width")
+    if width < 0.0:
+        err.fail(f"{where}.width", f"a smoothing width >= 0 [m] expected, got {width:g}")
+    return ZoneSpec(polygon=polygon, mu_peak=mu["mu_peak"], mu_slide=mu["mu_slide"], width=width)
+
+
+def _road(t, err: InputErrors, base: RoadSpec | None = None) -> RoadSpec:
+    """A RoadSpec from [road]: points = [[x, y, z, bank_deg], ...] (>= 4) or flat = true, and
+    optional [[road.zones]]; with zones only, the road is `base` (road.dat, or the flat plane)."""
     t = err.table(t, "road")
-    err.keys(t, ("points", "flat"), "road")
+    err.keys(t, ("points", "flat", "zones"), "road")
+    zones = tuple(_zone(z, f"road.zones[{k}]", err) for k, z in enumerate(err.array(t.get("zones", []), "road.zones"), 1))
+    if "points" not in t and "flat" not in t:
+        if "zones" not in t:
+            err.fail("road", "give 'points', 'flat = true' or [[road.zones]]")
+        return dataclasses.replace(base or RoadSpec(), zones=zones)
     if ("points" in t) == ("flat" in t):
         err.fail("road", "give either 'points' or 'flat = true'")
     if "flat" in t:
         if t["flat"] is not True:
             err.fail("road.flat", f"true expected, got {t['flat']!r}")
-        return RoadSpec(points=None)
+        return RoadSpec(points=None, zones=zones)
     rows = err.array(t["points"], "road.points")
     if len(rows) < 4:
         err.fail("road.points", f"at least 4 road points expected, got {len(rows)}")
@@ -347,4 +437,4 @@ def _road(t, err: InputErrors) -> RoadSpec:
         if points and p[:3] == points[-1][:3]:
             err.fail(key, f"road point {k} repeats road point {k - 1}")
         points.append(p)
-    return RoadSpec(points=tuple(points))
+    return RoadSpec(points=tuple(points), zones=zones)

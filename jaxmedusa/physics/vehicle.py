@@ -14,7 +14,9 @@ import numpy as np
 from jaxmedusa.core.params import GRAVITY, VehicleParams, inertia_parameters
 from jaxmedusa.core.scenario import KEYWORD_FIELDS, ModelSpec, crush_problems, model_problems
 from jaxmedusa.physics.road import road_frame
-from jaxmedusa.physics.tire import tire_forces, tire_set, tire_sliding
+from jaxmedusa.physics.friction import road_friction
+from jaxmedusa.physics.tire import tire_forces, tire_friction, tire_set, tire_sliding
+from jaxmedusa.physics.wheel_controls import controlled_forces
 
 FREE_ROLLING_SPEED = 0.1  # init.c: driven = |TIRE_SPEED| > 0.1 [m/s]
 # Below this in-plane wheel speed [m/s] the slip angle is taken as 0, as C's atan2(0, 0) gives
@@ -66,8 +68,8 @@ def stored_energy(F, lam, tm):
     return 0.25 * (lam * jnp.trace(strain) ** 2 + tm * jnp.sum(strain * strain))
 
 
-def wheel_headings(F, e3, steer):
-    """Heading and lateral unit vectors (4, 3) of the wheels, eqs (1.14)-(1.15).
+def wheel_headings(F, e3, steer, n_wheels=4):
+    """Heading and lateral unit vectors (n_wheels, 3) of the wheels, eqs (1.14)-(1.15).
 
     Rear wheels follow d1 projected on the road plane; the front wheels are turned by the
     steering angle `steer` [rad], positive to the left. e_y = e_z x e_x with e_z = -e3.
@@ -79,22 +81,26 @@ def wheel_headings(F, e3, steer):
     c, s = jnp.cos(steer), jnp.sin(steer)
     ex_front = c * ex_rear - s * ey_rear  # eq (1.15): e_x^3 x e_3 = -e_y^3
     ey_front = s * ex_rear + c * ey_rear
-    ex = jnp.stack([ex_front, ex_front, ex_rear, ex_rear])
-    ey = jnp.stack([ey_front, ey_front, ey_rear, ey_rear])
+    rear = n_wheels - 2  # the front axle steers; every further axle follows d1
+    ex = jnp.stack([ex_front, ex_front] + [ex_rear] * rear)
+    ey = jnp.stack([ey_front, ey_front] + [ey_rear] * rear)
     return ex, ey
 
 
-def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg, s, steer, tire_speed, tires=True):
+def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg, s, steer, tire_speed, tires=True,
+                  controls=None, zones=None):
     """Rates of one vehicle as vehicle.c `equations_of_motion()` computes them.
 
     r, F: (predicted) positions and directors; v, W: velocities; alpha_lag (4,) lagged slip
     angles; alpha_rate (4,) the previous slip-angle rates (kept for lifted wheels, whose rate
-    vehicle.c leaves untouched); steer [rad] and tire_speed [m/s] the driver inputs at t.
+    vehicle.c leaves untouched); steer [rad] and tire_speed [m/s] the driver inputs at t;
+    controls: None, or (brake, lock, throttle) arrays (4,) at t (physics/wheel_controls.py);
+    zones: None, or the scenario's core.params.ZoneParams (physics/friction.py).
     Returns (Rates, WheelInfo, (seg, s, off_road)).
     """
     frame, seg, s, off_road = road_frame(road, r, seg, s)
     e3 = frame.e3
-    ex, ey = wheel_headings(F, e3, steer)
+    ex, ey = wheel_headings(F, e3, steer, p.X.shape[0])
 
     Xq = p.X  # (4, 3) material coordinates of the assembly points, eq (1.11)
     vq = v + Xq @ W.T  # (4, 3) assembly-point velocities, eq (1.18)
@@ -109,15 +115,25 @@ def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg
     vy = jnp.sum(vt * ey, axis=1)
     standstill = vx * vx + vy * vy < STANDSTILL_SPEED**2
     alpha = jnp.where(standstill, 0.0, jnp.arctan2(vy, jnp.where(standstill, 1.0, vx)))  # eq (1.19)
-    driven = (jnp.abs(tire_speed) > FREE_ROLLING_SPEED) & (jnp.arange(4) < 2)
+    n_wheels = p.X.shape[0]  # 4 for MEDUSA's car: FL, FR, RL, RR, then further axles (left, right)
+    driven = (jnp.abs(tire_speed) > FREE_ROLLING_SPEED) & (jnp.arange(n_wheels) < 2)  # TIRE_SPEED: front axle
     vx_safe = jnp.where(vx == 0.0, 1.0, vx)
     slip = jnp.where(driven & (vx != 0.0), 1.0 - tire_speed / vx_safe, jnp.where(driven, -1.0, 0.0))  # eq (1.19)
+    point = rq - deflection[:, None] * e3  # contact points on the road
     if tires:
-        fx, fy = tire_forces(p.tire, fz, alpha_lag, slip)  # lagged slip angle replaces alpha (Remark 4)
-        sliding = loaded & tire_sliding(p.tire, fz, alpha_lag, slip)
+        # friction zones (compiled out without them): the road's friction under each tire
+        mu_road = None if zones is None else road_friction(zones, point[:, :2], tire_friction(p.tire, fz))
+        fx, fy = tire_forces(p.tire, fz, alpha_lag, slip, mu_road)  # lagged slip angle replaces alpha (Remark 4)
+        sliding = tire_sliding(p.tire, fz, alpha_lag, slip, mu_road)
+        if controls is not None:  # brake, lock, throttle (compiled out when the batch has none)
+            mu_peak, mu_slide = tire_friction(p.tire, fz) if mu_road is None else mu_road
+            brake, lock, throttle = controls
+            fx, fy, sliding = controlled_forces(fx, fy, sliding, fz, vx, vy, mu_peak, mu_slide, brake, lock, throttle,
+                                                p.rolling_resistance)
+        sliding = loaded & sliding
     else:
-        fx = fy = jnp.zeros(4)
-        sliding = jnp.zeros(4, bool)
+        fx = fy = jnp.zeros(n_wheels)
+        sliding = jnp.zeros(n_wheels, bool)
     fx = jnp.where(loaded, fx, 0.0)
     fy = jnp.where(loaded, fy, 0.0)
     fz = jnp.where(loaded, fz, 0.0)
@@ -132,7 +148,7 @@ def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg
     dv = l0 * (1.0 / p.mass)
     dW = (li - k) * (1.0 / p.my)
     rates = Rates(dr=v, dF=W, dv=dv, dW=dW, dalpha=dalpha)
-    wheels = WheelInfo(fz=fz, fx=fx, fy=fy, point=rq - deflection[:, None] * e3, power=jnp.sum(f_road * vt, axis=1),
+    wheels = WheelInfo(fz=fz, fx=fx, fy=fy, point=point, power=jnp.sum(f_road * vt, axis=1),
                        sliding=sliding)
     return rates, wheels, (seg, s, off_road)
 
@@ -192,4 +208,5 @@ def vehicle_params(model: ModelSpec, tire: dict | None = None, tire_models: tupl
         tire=tire_set(model.tire_model, tire, tire_models),
         crush_a=f([m.crush_a_front, m.crush_a_rear, m.crush_a_side]),  # contact/laws/crush.py face order
         crush_b=f([m.crush_b_front, m.crush_b_rear, m.crush_b_side]),
+        rolling_resistance=f(m.rolling_resistance),
     )

@@ -25,7 +25,7 @@ from jaxmedusa.contact.types import PairInfo
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.state import ScenarioClock, SimState, VehicleState
 from jaxmedusa.core.status import Status
-from jaxmedusa.physics.driver import driver_inputs
+from jaxmedusa.physics.driver import driver_inputs, wheel_inputs
 from jaxmedusa.physics.vehicle import WheelInfo, vehicle_rates
 from jaxmedusa.solver.step_control import STEP_CONTROLS, StepProposal
 
@@ -66,10 +66,12 @@ def rates_of_vehicles(batch_item, state: SimState, r_pred, F_pred, settings: Set
     (road segment, parameter, off_road))."""
     vs = state.vehicles
     steer, speed = jax.vmap(driver_inputs, in_axes=(0, None))(batch_item.driver, state.clock.t)
+    controls = jax.vmap(wheel_inputs, in_axes=(0, None))(batch_item.driver, state.clock.t)  # None without tables
+    zones = getattr(batch_item, "zones", None)  # None without friction zones
     rates, wheels, tracking = jax.vmap(
-        vehicle_rates, in_axes=(0, None, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, None)
+        vehicle_rates, in_axes=(0, None, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, None, 0, None)
     )(batch_item.vehicle, batch_item.road, r_pred, F_pred, vs.v, vs.W, vs.alpha_lag, vs.alpha_rate,
-      vs.road_seg, vs.road_s, steer, speed, settings.tires)
+      vs.road_seg, vs.road_s, steer, speed, settings.tires, controls, zones)
     return rates, wheels, tracking
 
 

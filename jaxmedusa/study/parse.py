@@ -66,9 +66,14 @@ Paths (vehicle and model numbers 1-based as in MEDUSA's tables, `*` = all):
   vehicles.N.{x, y, speed, heading | orientation_deg, model}
   vehicles.N.{tire_speed, steering_deg}          whole driver table (set: every value; offset/scale)
   vehicles.N.{tire_speed, steering_deg}.{values, times}.K   one knot (K 1-based)
+  vehicles.N.{brake, lock, throttle}             whole per-wheel table, every wheel (a vehicle
+                                                 without the table starts from 0 at t = 0)
+  vehicles.N.{brake, lock, throttle}.{values, times}.K     one knot, every wheel
+  vehicles.N.{brake, lock, throttle}.values.K.W  one knot of wheel W (1 FL, 2 FR, 3 RL, 4 RR, 5.. further axles)
   models.M.<ModelSpec field>, models.M.contact_dims.K, models.M.eq_F.J.I (eq_F[J-1][I-1]);
     the crush coefficients models.M.crush_{a,b}_{front,rear,side} (docs/crash-law.md)
   tire.<field>, contact.<field>, road.points.K.{x, y, z, bank}
+  road.zones.K.{mu_peak, mu_slide, width}        a friction zone of the base scenario's road
 Distributions: uniform = [lo, hi]; normal = [mean, std]; truncnormal = [mean, std, low, high]
 (tables with those names work too); choice = [a, b, ...] (equally likely); values = [...]
 (a fixed list: crossed, full-factorially, with the design of the other parameters; for the
@@ -114,8 +119,10 @@ _MODES = ("set", "offset", "scale")
 _VEHICLE_FIELDS = {"x": "x", "y": "y", "speed": "speed", "heading": "orientation",
                    "orientation_deg": "orientation", "orientation": "orientation"}
 _DRIVER_FIELDS = ("tire_speed", "steering_deg")
+_WHEEL_FIELDS = ("brake", "lock", "throttle")  # core.scenario.WHEEL_TABLES
 _ROAD_COORDS = {"x": 0, "y": 1, "z": 2, "bank": 3, "bank_deg": 3}
-_MODEL_SCALARS = [f.name for f in dataclasses.fields(ModelSpec) if f.name not in ("contact_dims", "eq_F", "tire_model")]
+_MODEL_SCALARS = [f.name for f in dataclasses.fields(ModelSpec)
+                  if f.name not in ("contact_dims", "eq_F", "tire_model", "extra_axles")]
 
 
 def load_study(path: str | Path) -> Study:
@@ -364,8 +371,21 @@ def parse_target(path: str, base: Scenario, where: str, err: InputErrors) -> Tar
                 n_knots = min(len(getattr(base.vehicles[k], attr).times) for k in ks)
                 knot = _one_based(parts[4], n_knots, where, f"a knot of {fld}", err)
                 return Target(path, "driver", ks, attr, parts[3], tuple(knot))
+        if fld in _WHEEL_FIELDS:
+            if len(parts) == 3:
+                return Target(path, "wheel", ks, fld, "all")
+            if len(parts) in (5, 6) and parts[3] in ("values", "times") and not (len(parts) == 6 and parts[3] == "times"):
+                tables = [getattr(base.vehicles[k], fld) for k in ks]
+                n_knots = min(len(t.times) if t is not None else 1 for t in tables)
+                knot = _one_based(parts[4], n_knots, where, f"a knot of {fld}", err)
+                if len(parts) == 5:
+                    return Target(path, "wheel", ks, fld, parts[3], tuple(knot))
+                n_wheels = min(4 + 2 * len(getattr(base.models[base.vehicles[k].model], "extra_axles", ())) for k in ks)
+                wheel = _one_based(parts[5], n_wheels, where, "a wheel", err)
+                index = (knot[0],) if len(wheel) > 1 else (knot[0], wheel[0])  # "*": every wheel
+                return Target(path, "wheel", ks, fld, "values", index)
         err.fail(where, f"{bad}; vehicle fields: {', '.join(_VEHICLE_FIELDS)}, model, tire_speed, steering_deg "
-                 "(whole table, or .values.K / .times.K)")
+                 "(whole table, or .values.K / .times.K), brake, lock, throttle (whole table, .values.K[.W] / .times.K)")
     if head == "models":
         if len(parts) < 3:
             err.fail(where, f"{bad}: models.M.<field> expected")
@@ -388,6 +408,14 @@ def parse_target(path: str, base: Scenario, where: str, err: InputErrors) -> Tar
         if len(parts) != 2 or parts[1] not in CONTACT_DEFAULTS:
             err.fail(where, f"{bad}; contact fields: {', '.join(CONTACT_DEFAULTS)}")
         return Target(path, "contact", name=parts[1])
+    if head == "road" and len(parts) == 4 and parts[1] == "zones":
+        zones = getattr(base.road, "zones", ())
+        if not zones:
+            err.fail(where, f"{bad}: the base scenario's road has no [[road.zones]]")
+        if parts[3] not in ("mu_peak", "mu_slide", "width"):
+            err.fail(where, f"{bad}; road.zones.K.{{mu_peak, mu_slide, width}} expected")
+        k = _one_based(parts[2], len(zones), where, "a friction zone", err)[0]
+        return Target(path, "zone", name=parts[3], index=(k,))
     if head == "road":
         if base.road.points is None:
             err.fail(where, f"{bad}: the base scenario's road is the flat plane (no points)")

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from jaxmedusa.core.scenario import DriverTable, RoadSpec, Scenario, crush_problems
+from jaxmedusa.core.scenario import DriverTable, Scenario, crush_problems
 from jaxmedusa.io.medusa_files import KEYWORD_FIELDS, model_problems
 from jaxmedusa.physics.road import validate_points
 from jaxmedusa.physics.tire.calspan import GOODYEAR_185SR14
@@ -21,6 +21,16 @@ __all__ = ["scenario_for", "scenarios_for"]
 
 def _combine(base: float, a: float, mode: str) -> float:
     return a if mode == "set" else base + a if mode == "offset" else base * a
+
+
+def _combine_wheels(x, a: float, mode: str, wheel: int | None, n_wheels: int):
+    """A per-wheel table value (a number: every wheel, or a tuple per wheel) with a applied to
+    every wheel, or only to `wheel` (0-based; a number becomes a tuple of n_wheels first)."""
+    if wheel is None:
+        return tuple(_combine(y, a, mode) for y in x) if isinstance(x, tuple) else _combine(x, a, mode)
+    row = list(x) if isinstance(x, tuple) else [x] * n_wheels
+    row[wheel] = _combine(row[wheel], a, mode)
+    return tuple(row)
 
 
 def _apply(sc: Scenario, tire: dict, contact: dict, t: Target, a: float, mode: str):
@@ -41,6 +51,21 @@ def _apply(sc: Scenario, tire: dict, contact: dict, t: Target, a: float, mode: s
                 values = [_combine(x, a, mode) for x in values]
             elif t.part == "values":
                 values[t.index[0]] = _combine(values[t.index[0]], a, mode)
+            else:
+                times[t.index[0]] = _combine(times[t.index[0]], a, mode)
+            new = DriverTable(times=tuple(times), values=tuple(values), kind=tab.kind)
+            sc.vehicles[k] = dataclasses.replace(v, **{t.name: new})
+    elif t.kind == "wheel":  # brake, lock, throttle: absent tables start as 0 for every wheel
+        for k in t.items:
+            v = sc.vehicles[k]
+            tab: DriverTable = getattr(v, t.name) or DriverTable()
+            times, values = list(tab.times), list(tab.values)
+            n_wheels = 4 + 2 * len(getattr(sc.models[v.model], "extra_axles", ()))
+            if t.part == "all":
+                values = [_combine_wheels(x, a, mode, None, n_wheels) for x in values]
+            elif t.part == "values":
+                wheel = t.index[1] if len(t.index) > 1 else None
+                values[t.index[0]] = _combine_wheels(values[t.index[0]], a, mode, wheel, n_wheels)
             else:
                 times[t.index[0]] = _combine(times[t.index[0]], a, mode)
             new = DriverTable(times=tuple(times), values=tuple(values), kind=tab.kind)
@@ -68,7 +93,12 @@ def _apply(sc: Scenario, tire: dict, contact: dict, t: Target, a: float, mode: s
         pts = [list(p) for p in sc.road.points]
         k, c = t.index
         pts[k][c] = _combine(pts[k][c], a, mode)
-        sc.road = RoadSpec(points=tuple(tuple(p) for p in pts))
+        sc.road = dataclasses.replace(sc.road, points=tuple(tuple(p) for p in pts))
+    elif t.kind == "zone":
+        zones = list(sc.road.zones)
+        z = zones[t.index[0]]
+        zones[t.index[0]] = dataclasses.replace(z, **{t.name: _combine(getattr(z, t.name), a, mode)})
+        sc.road = dataclasses.replace(sc.road, zones=tuple(zones))
 
 
 def scenario_for(study: Study, values: dict[str, float], sample_id: int = 0, check: bool = True):
@@ -117,6 +147,22 @@ def _check_sample(study: Study, sc: Scenario, tire: dict, contact: dict, sample_
                 fail(("model",), lambda t, m=m, fld=fld: m in t.items and t.name == fld, f"model {m + 1}: {reason}")
             for fld, reason in crush_problems(model)[:1]:  # the crush law's coefficients stay > 0
                 fail(("model",), lambda t, m=m, fld=fld: m in t.items and t.name == fld, f"model {m + 1}: {reason}")
+    if "wheel" in touched:
+        for k, v in enumerate(sc.vehicles):
+            for nm in ("brake", "lock", "throttle"):
+                tab = getattr(v, nm)
+                if tab is None:
+                    continue
+                match = lambda t, k=k, nm=nm: k in t.items and t.name == nm  # noqa: E731
+                if any(b < a for a, b in zip(tab.times, tab.times[1:])):
+                    fail(("wheel",), match, f"vehicle {k + 1}: {nm} times must be non-decreasing, got {tab.times}")
+                flat = [x for y in tab.values for x in (y if isinstance(y, tuple) else (y,))]
+                if not all(math.isfinite(x) for x in flat):
+                    fail(("wheel",), match, f"vehicle {k + 1}: {nm} values must be finite")
+                if nm == "brake" and min(flat) < 0.0:
+                    fail(("wheel",), match, f"vehicle {k + 1}: brake fractions must be >= 0, got {tab.values}")
+                if nm == "lock" and not all(0.0 <= x <= 1.0 for x in flat):
+                    fail(("wheel",), match, f"vehicle {k + 1}: lock values must lie in [0, 1], got {tab.values}")
     if touched & {"vehicle", "driver"}:
         for k, v in enumerate(sc.vehicles):
             for nm in ("x", "y", "speed", "orientation"):
@@ -133,6 +179,12 @@ def _check_sample(study: Study, sc: Scenario, tire: dict, contact: dict, sample_
         for key, x in tire.items():
             if not math.isfinite(x):
                 fail(("tire",), lambda t: t.name == key, f"tire.{key} is not finite")
+    if "zone" in touched:
+        from jaxmedusa.build import zone_problems
+
+        for k, z in enumerate(sc.road.zones):
+            for reason in zone_problems(z)[:1]:
+                fail(("zone",), lambda t, k=k: t.index[0] == k, f"road.zones.{k + 1}.{reason}")
     if "road" in touched:
         try:
             validate_points(sc.road.points)

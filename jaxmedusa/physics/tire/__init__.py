@@ -12,7 +12,6 @@ defaults, sliding)` and one `TIRES.register` line below. docs/architecture.md ha
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
 
 import jax
@@ -24,7 +23,7 @@ from jaxmedusa.core.registry import Registry
 from jaxmedusa.physics.tire import calspan, fiala
 from jaxmedusa.physics.tire.model import TireModel
 
-__all__ = ["TIRES", "TireModel", "tire_forces", "tire_set", "tire_sliding"]
+__all__ = ["TIRES", "TireModel", "tire_forces", "tire_friction", "tire_set", "tire_sliding"]
 
 TIRES: Registry[TireModel] = Registry("tire model")
 TIRES.register("calspan", calspan.MODEL)  # MEDUSA's CALSPAN/STI tire (the default)
@@ -41,34 +40,51 @@ def tire_set(model: str, values: dict | None = None, models: tuple[str, ...] | N
     return TireSet(models=models, index=np.asarray(models.index(model), np.int32), params=params)
 
 
-def _call(forces, params, fz, alpha, s):
-    return forces(fz, alpha, s, params)
+def _models(tires: TireSet):
+    return [TIRES.resolve(n, where="TireSet.models") for n in tires.models]
 
 
-def tire_forces(tires: TireSet, fz, alpha, s):
-    """(fx, fy) [N] of the four tires of one vehicle with the model its TireSet selects."""
-    models = [TIRES.resolve(n, where="TireSet.models") for n in tires.models]
-    if len(models) == 1:  # the usual case: no dispatch at all
-        return models[0].forces(fz, alpha, s, tires.params[0])
-    branches = [partial(_call, m.forces, p) for m, p in zip(models, tires.params)]
-    return jax.lax.switch(tires.index, branches, fz, alpha, s)
+def _dispatch(tires: TireSet, fns, *args):
+    """fns[i](*args, params_i) with the vehicle's model: a direct call when the batch has one
+    model (the usual case: no dispatch at all), `lax.switch` on TireSet.index otherwise."""
+    if len(fns) == 1:
+        return fns[0](*args, tires.params[0])
+    branches = [partial(_call, f, p) for f, p in zip(fns, tires.params)]
+    return jax.lax.switch(tires.index, branches, *args)
 
 
-def _never(fz, alpha, s, params):
+def _call(fn, params, *args):
+    return fn(*args, params)
+
+
+def tire_forces(tires: TireSet, fz, alpha, s, mu_road=None):
+    """(fx, fy) [N] of the tires of one vehicle with the model its TireSet selects. mu_road:
+    None (the tire's own friction) or (mu_peak, mu_slide) arrays of the road under each tire."""
+    models = _models(tires)
+    if mu_road is None:
+        return _dispatch(tires, [m.forces for m in models], fz, alpha, s)
+    fns = [lambda fz, a, s, mu, p, f=m.forces: f(fz, a, s, p, mu) for m in models]
+    return _dispatch(tires, fns, fz, alpha, s, mu_road)
+
+
+def _never(fz, alpha, s, params, mu_road=None):
     return jnp.zeros(jnp.shape(fz), bool)
 
 
-def _call_sliding(sliding, params, fz, alpha, s):
-    return sliding(fz, alpha, s, params)
-
-
-def tire_sliding(tires: TireSet, fz, alpha, s):
+def tire_sliding(tires: TireSet, fz, alpha, s, mu_road=None):
     """EDC's skid flag of each tire (bool, shape of fz): its model's sliding regime
-    (TireModel.sliding), dispatched as `tire_forces` is."""
-    models = [TIRES.resolve(n, where="TireSet.models") for n in tires.models]
-    if any(m.sliding is None for m in models):  # a model without a sliding regime: never sliding
-        models = [m if m.sliding is not None else replace(m, sliding=_never) for m in models]
-    if len(models) == 1:
-        return models[0].sliding(fz, alpha, s, tires.params[0])
-    branches = [partial(_call_sliding, m.sliding, p) for m, p in zip(models, tires.params)]
-    return jax.lax.switch(tires.index, branches, fz, alpha, s)
+    (TireModel.sliding; never, for a model without one), dispatched as `tire_forces` is."""
+    fns = [m.sliding or _never for m in _models(tires)]
+    if mu_road is None:
+        return _dispatch(tires, fns, fz, alpha, s)
+    fns = [lambda fz, a, s, mu, p, f=f: f(fz, a, s, p, mu) for f in fns]
+    return _dispatch(tires, fns, fz, alpha, s, mu_road)
+
+
+def tire_friction(tires: TireSet, fz):
+    """(mu_peak, mu_slide) of the tires of one vehicle on their own surface (TireModel.friction)."""
+    models = _models(tires)
+    missing = [m.name for m in models if m.friction is None]
+    if missing:
+        raise ValueError(f"tire model(s) {missing} define no friction(): no brakes, throttle or friction zones")
+    return _dispatch(tires, [m.friction for m in models], fz)

@@ -87,8 +87,9 @@ def peak_friction(fz, tp: TireParams):
     return (tp.b1 * fz + tp.b3 + tp.b4 * fz * fz) * tp.sn_p / tp.sn_t
 
 
-def _slip_terms(fz, alpha, s, tp: TireParams):
-    """The inputs of eqs (1.21)-(1.23) after Remarks 2-3: (s, fz, tana, ks, kc_prime, mu, g1, g2, c)."""
+def _slip_terms(fz, alpha, s, tp: TireParams, mu_road=None):
+    """The inputs of eqs (1.21)-(1.23) after Remarks 2-3: (s, fz, tana, ks, kc_prime, mu, g1, g2, c).
+    mu_road: None, or (mu_peak, mu_slide) of the road under the tire (`road_friction`)."""
     # Remark 3: |s| > 1 -> s = -1. Remark 2: |alpha| > pi/2 -> alpha = pi - alpha.
     s = jnp.where(jnp.abs(s) > 1.0, -1.0, s)
     alpha = jnp.where(jnp.abs(alpha) > 0.5 * jnp.pi, jnp.pi - alpha, alpha)
@@ -101,11 +102,14 @@ def _slip_terms(fz, alpha, s, tp: TireParams):
     ap0 = contact_patch_length(fz, tp)  # eq (1.20)
     ks = 2.0 / (ap0 * ap0) * (tp.a0 + tp.a1 * fz - tp.a1 / tp.a2 * fz * fz)
     kc = 2.0 / (ap0 * ap0) * fz * tp.cs_fz
-    mu0 = peak_friction(fz, tp)
+    if mu_road is None:
+        mu0, k_mu = peak_friction(fz, tp), tp.k_mu
+    else:
+        mu0, k_mu = road_friction(mu_road)
     s3_sq = (tana * tana + s * s) * cos2  # sin^2 alpha + s^2 cos^2 alpha, eq (1.21)
     s3 = jnp.where(s3_sq == 0.0, 0.0, jnp.sqrt(jnp.where(s3_sq == 0.0, 1.0, s3_sq)))
     kc_prime = kc + (ks - kc) * s3
-    mu = mu0 * (1.0 - tp.k_mu * s3)
+    mu = mu0 * (1.0 - k_mu * s3)
 
     # s = 1 is the pole of Remark 1; s only reaches it for an infinite wheel-plane speed.
     one_minus_s = jnp.where(jnp.abs(1.0 - s) < 1e-12, 1e-12, 1.0 - s)
@@ -122,13 +126,31 @@ def _slip_terms(fz, alpha, s, tp: TireParams):
 SLIDING_SIGMA = 0.75 * np.pi
 
 
-def tire_forces(fz, alpha, s, tp: TireParams):
+def road_friction(mu_road):
+    """(mu0, k_mu) of eqs (1.20)-(1.21) on a road surface of peak and sliding friction
+    mu_road = (mu_peak, mu_slide): mu0 = mu_peak (replacing the load-dependent polynomial
+    b1 Fz + b3 + b4 Fz^2 times sn_p/sn_t, whose skid-number ratio is what a surface changes)
+    and k_mu = 1 - mu_slide/mu_peak, so that mu = mu0 (1 - k_mu s3) is mu_slide at full
+    sliding s3 = 1, as it is mu0 (1 - k_mu) for the tire's own surface (docs/vehicles-and-scenes.md)."""
+    mu_peak, mu_slide = mu_road
+    return mu_peak, 1.0 - mu_slide / mu_peak
+
+
+def friction(fz, tp: TireParams):
+    """(mu_peak, mu_slide) of the tire on its own surface [-]: mu0 of eq (1.20) and the
+    locked-wheel value mu0 (1 - k_mu) of eq (1.21) at s3 = 1."""
+    mu0 = peak_friction(jnp.where(fz > 0.0, fz, 1.0), tp)
+    return mu0, mu0 * (1.0 - tp.k_mu)
+
+
+def tire_forces(fz, alpha, s, tp: TireParams, mu_road=None):
     """Longitudinal and lateral tire forces (Fx, Fy) [N], eqs (1.20)-(1.23).
 
     fz: normal load [N] (> 0; the caller zeroes the forces of lifted wheels),
-    alpha: (lagged) slip angle [rad], s: longitudinal slip [-].
+    alpha: (lagged) slip angle [rad], s: longitudinal slip [-]; mu_road: None for the tire's
+    own friction, or (mu_peak, mu_slide) of the road surface under it (`road_friction`).
     """
-    s, fz, tana, ks, kc_prime, mu, g1, g2, c = _slip_terms(fz, alpha, s, tp)
+    s, fz, tana, ks, kc_prime, mu, g1, g2, c = _slip_terms(fz, alpha, s, tp, mu_road)
     sig = c * g1
     # f / sigma of eq (1.22), regular at sigma = 0:
     f_over_sig = (sig * (tp.c1 * sig + tp.c2) + 4.0 / jnp.pi) / (sig * (sig * (tp.c1 * sig + tp.c3) + tp.c4) + 1.0)
@@ -149,13 +171,13 @@ def cornering_stiffness(fz, tp: TireParams):
     return 0.5 * ks * ap0 * ap0
 
 
-def tire_sliding(fz, alpha, s, tp: TireParams):
+def tire_sliding(fz, alpha, s, tp: TireParams, mu_road=None):
     """EDC's skid flag for the CALSPAN tire: True when the composite slip sigma of eq (1.22)
     reaches SLIDING_SIGMA = 3 pi/4, where a brush tire of the same initial slope slides over its
     whole contact patch (the Fiala model's sliding regime), or the wheel is locked (s = 1)."""
-    s, _, _, _, _, _, g1, _, c = _slip_terms(fz, alpha, s, tp)
+    s, _, _, _, _, _, g1, _, c = _slip_terms(fz, alpha, s, tp, mu_road)
     return (c * g1 >= SLIDING_SIGMA) | (s >= 1.0)
 
 
 MODEL = TireModel(name="calspan", forces=tire_forces, params=tire_params, defaults=GOODYEAR_185SR14,
-                  sliding=tire_sliding)
+                  sliding=tire_sliding, friction=friction)

@@ -79,24 +79,32 @@ def fiala_stiffnesses(fz, fp: FialaParams):
     return fp.c_alpha * ratio**fp.c_alpha_exp, fp.c_s * ratio**fp.c_s_exp
 
 
-def fiala_friction(alpha, s, fp: FialaParams):
+def fiala_friction(alpha, s, fp: FialaParams, mu_road=None):
     """Friction coefficient [-]: mu_p at rolling, mu_s when the contact patch slides at the
     full wheel speed (locked wheel, or alpha = 90 deg). Linear in the sliding-speed fraction
-    S = sqrt(sin^2 alpha + s^2 cos^2 alpha), the s3 of eq (1.21)."""
+    S = sqrt(sin^2 alpha + s^2 cos^2 alpha), the s3 of eq (1.21). mu_road: None, or the road
+    surface's (mu_peak, mu_slide), which then replace (mu_p, mu_s)."""
     tana = jnp.tan(alpha)
     cos2 = 1.0 / (1.0 + tana * tana)
     s_sq = (tana * tana + s * s) * cos2  # sin^2 alpha + s^2 cos^2 alpha
     frac = jnp.where(s_sq == 0.0, 0.0, jnp.sqrt(jnp.where(s_sq == 0.0, 1.0, s_sq)))
-    return fp.mu_p + (fp.mu_s - fp.mu_p) * frac
+    mu_p, mu_s = (fp.mu_p, fp.mu_s) if mu_road is None else mu_road
+    return mu_p + (mu_s - mu_p) * frac
 
 
-def fiala_tire_forces(fz, alpha, s, fp: FialaParams):
+def friction(fz, fp: FialaParams):
+    """(mu_peak, mu_slide) of the tire on its own surface [-]: (mu_p, mu_s), for every load."""
+    return jnp.broadcast_to(fp.mu_p, jnp.shape(fz)), jnp.broadcast_to(fp.mu_s, jnp.shape(fz))
+
+
+def fiala_tire_forces(fz, alpha, s, fp: FialaParams, mu_road=None):
     """Longitudinal and lateral tire forces (Fx, Fy) [N] of the Fiala brush model.
 
     Same signature and signs as `tire.tire_forces`: fz normal load [N] (> 0; the caller zeroes
     the forces of lifted wheels), alpha (lagged) slip angle [rad] (alpha > 0 gives Fy > 0),
     s longitudinal slip 1 - R omega / v_x of eq (1.19) [-] (s > 0, braking, gives Fx < 0).
-    Broadcasts over any common shape of fz, alpha, s.
+    Broadcasts over any common shape of fz, alpha, s. mu_road: None for the tire's own
+    friction, or (mu_peak, mu_slide) of the road surface under it (replacing mu_p, mu_s).
     """
     # Remark 3: |s| > 1 -> s = -1. Remark 2: |alpha| > pi/2 -> alpha = pi - alpha (as tire.py).
     s = jnp.where(jnp.abs(s) > 1.0, -1.0, s)
@@ -104,7 +112,7 @@ def fiala_tire_forces(fz, alpha, s, fp: FialaParams):
     fz = jnp.where(fz > 0.0, fz, 1.0)  # keeps the unused lanes of lifted wheels finite
 
     c_a, c_s = fiala_stiffnesses(fz, fp)
-    mu = fiala_friction(alpha, s, fp)
+    mu = fiala_friction(alpha, s, fp, mu_road)
     ux = c_s * s  # (1 - s) C_s sigma_x
     tana = jnp.tan(alpha)
     uy = c_a * tana  # (1 - s) C_a sigma_y
@@ -137,7 +145,7 @@ def fiala_tire_forces(fz, alpha, s, fp: FialaParams):
     return fx, fy
 
 
-def fiala_sliding(fz, alpha, s, fp: FialaParams):
+def fiala_sliding(fz, alpha, s, fp: FialaParams, mu_road=None):
     """EDC's skid flag for the Fiala tire: True in the brush model's full-sliding regime, where
     the whole contact patch slides: psi >= 3 mu Fz (lam >= 1 in `fiala_tire_forces`; the
     locked wheel s = 1 with any slip is in it)."""
@@ -146,8 +154,8 @@ def fiala_sliding(fz, alpha, s, fp: FialaParams):
     fz = jnp.where(fz > 0.0, fz, 1.0)
     c_a, c_s = fiala_stiffnesses(fz, fp)
     n = safe_hypot(c_s * s, c_a * jnp.tan(alpha))
-    return (n >= 3.0 * fiala_friction(alpha, s, fp) * fz * (1.0 - s)) & (n > 0.0)
+    return (n >= 3.0 * fiala_friction(alpha, s, fp, mu_road) * fz * (1.0 - s)) & (n > 0.0)
 
 
 MODEL = TireModel(name="fiala", forces=fiala_tire_forces, params=fiala_params, defaults=FIALA_185SR14,
-                  sliding=fiala_sliding)
+                  sliding=fiala_sliding, friction=friction)

@@ -22,3 +22,4 @@ class TireModel:
     params: Callable
     defaults: dict
     sliding: Callable | None = None  # None: the model never reports sliding
+    friction: Callable | None = None  # None: no driver brake/throttle or friction zones with this model
