@@ -17,6 +17,10 @@ wrong answer and never a recompile. The cost is ceil(count / capacity) rounds: i
 with the number of near pairs, not with batch x pairs. Pairs that are not near keep
 `default`.
 
+`dense=True` evaluates every item and masks the far ones, with no condition at all: what a
+small batch wants on an accelerator, where each round's condition costs a device-to-host
+round trip per step (core/control_flow.py, `dense_pairs`).
+
 Everything is static-shaped and differentiable: the rounds are a `lax.fori_loop` with a
 static trip count (a scan in reverse mode), the conditions are `lax.cond`, and the indices
 are integers (no tangent). Called at the batch level, outside `vmap` (under vmap, a cond
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+
 
 __all__ = ["compacted_map", "default_capacity", "boxes_overlap", "MIN_CAPACITY", "CAPACITY_DIVISOR", "BOX_SLACK"]
 
@@ -75,15 +80,21 @@ def default_capacity(n: int) -> int:
     return max(1, min(n, max(MIN_CAPACITY, n // CAPACITY_DIVISOR)))
 
 
-def compacted_map(fn, near, inputs, default, capacity: int | None = None):
+def compacted_map(fn, near, inputs, default, capacity: int | None = None, dense: bool = False):
     """out[i] = fn(inputs[i]) where near[i], else default[i].
 
     fn: a function of one item (a pytree without the leading axis) returning a pytree shaped
     like one item of `default`; near: [N] bool; inputs, default: pytrees with leaves [N, ...];
     capacity (static): pairs per round (default_capacity(N) if None). Returns `default`'s
     structure with leaves [N, ...]; fn is evaluated on ceil(count / capacity) * capacity items
-    (padding items are gathered from item N - 1 and their results dropped).
+    (padding items are gathered from item N - 1 and their results dropped); on an
+    accelerator (core/control_flow.py) on all N items, masked.
     """
+    def keep(o, v, mask):
+        return jnp.where(mask.reshape(mask.shape + (1,) * (o.ndim - 1)), v.astype(o.dtype), o)
+
+    if dense:
+        return jax.tree.map(lambda o, v: keep(o, v, near), default, jax.vmap(fn)(inputs))
     n = near.shape[0]
     cap = default_capacity(n) if capacity is None else max(1, min(int(capacity), n))
     rounds = -(-n // cap)
@@ -99,17 +110,11 @@ def compacted_map(fn, near, inputs, default, capacity: int | None = None):
 
         def run(out):
             take = jnp.minimum(sel, n - 1)
-            x = jax.tree.map(lambda v: v[take], inputs)
-            y = jax.vmap(fn)(x)
+            y = jax.vmap(fn)(jax.tree.map(lambda v: v[take], inputs))
             local = slot - k * cap
             mine = near & (local >= 0) & (local < cap)  # [N] the pairs this round computed
             back = jnp.clip(local, 0, cap - 1)
-
-            def put(o, v):
-                got = v[back].astype(o.dtype)
-                return jnp.where(mine.reshape(mine.shape + (1,) * (o.ndim - 1)), got, o)
-
-            return jax.tree.map(put, out, y)
+            return jax.tree.map(lambda o, v: keep(o, v[back], mine), out, y)
 
         return jax.lax.cond(k * cap < count, run, lambda o: o, out)
 

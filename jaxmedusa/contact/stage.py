@@ -22,6 +22,7 @@ from jaxmedusa.contact.broad_phase import boxes_overlap, compacted_map
 from jaxmedusa.contact.laws import LAWS
 from jaxmedusa.contact.shapes import SHAPES, pair_geometry
 from jaxmedusa.contact.types import ContactTerms, Motion, PairGeometry, PairInfo, overlap_crush
+from jaxmedusa.core.control_flow import dense_pairs
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.state import PairState, pair_indices
 
@@ -116,7 +117,9 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     inputs = (flat(r_pred[:, a]), flat(F_pred[:, a]), flat(axes[:, a]), flat(r_pred[:, b]), flat(F_pred[:, b]),
               flat(axes[:, b]), flat(warm), per_pair(batch.contact.eps1), per_pair(batch.contact.eps2))
     default = jax.tree.map(flat, jax.vmap(_far_apart)(batch, r_pred, warm))
-    geom = compacted_map(lambda x: pair_geometry(shape, *x, broad_phase=broad), flat(near), inputs, default)
+    dense = dense_pairs(bsz * npair)  # an accelerator's small batch: no conditions (core/control_flow.py)
+    geom = compacted_map(lambda x: pair_geometry(shape, *x, broad_phase=broad, unrolled=dense), flat(near), inputs,
+                         default, dense=dense)
     return jax.tree.map(unflat, geom)
 
 

@@ -13,6 +13,7 @@ The key is a SHA-256 of everything the executable depends on: the source of ever
 the jaxmedusa package (any edit invalidates every entry), the JAX and jaxlib versions, the
 backend, its device kind and the host CPU's feature flags (an executable holds machine code
 for this CPU), the XLA options (XLA_FLAGS, core/xla_flags.py), float64 on or off, the
+control-flow choice (core/control_flow.py), the
 function's name, the repr of every static argument (Settings and trackers are frozen
 dataclasses whose repr lists every field), and the tree structure (static pytree fields
 included), shapes and dtypes of the array arguments. A stale
@@ -37,6 +38,8 @@ from pathlib import Path
 import jax
 import jaxlib
 from jax.experimental import serialize_executable
+
+from jaxmedusa.core.control_flow import branchless
 
 __all__ = ["enable", "disable", "cached", "folder", "SUFFIX"]
 
@@ -95,7 +98,8 @@ def _key(name: str, static: dict, tree, leaves) -> str:
     if memo not in _keys:  # (a study calls `advance` ~60 times: hash the long strings once)
         device = jax.devices()[0]
         parts = [_source_digest(), jax.__version__, jaxlib.__version__, device.platform, device.device_kind,
-                 _host_cpu(), os.environ.get("XLA_FLAGS", ""), str(jax.config.jax_enable_x64), name, repr(memo[2]),
+                 _host_cpu(), os.environ.get("XLA_FLAGS", ""), str(jax.config.jax_enable_x64), str(branchless()), name,
+                 repr(memo[2]),
                  str(tree), repr(list(shapes))]
         _keys[memo] = hashlib.sha256("\n".join(parts).encode()).hexdigest()
     return _keys[memo]

@@ -79,7 +79,7 @@ def _tangent_basis(u):
     return jnp.stack([t1, t2], axis=1)
 
 
-def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None):
+def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False):
     """min over the unit surface {G(y) = 1} of h(y) = G(c + M y) (the other body's gauge).
 
     Radial parameterisation y = w / G(w), so every iterate lies on the surface exactly; each
@@ -161,9 +161,18 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None):
 
     # At most `iters` iterations, fewer once the proposed step is below STEP_TOL (under vmap
     # the loop runs until the last problem of the buffer is done; finished ones are masked).
-    # The loop is not differentiated: implicit_solver's rule gives the derivatives.
+    # `unrolled` (static): all `iters` run, written out, those after convergence masked: the
+    # same iterates without a condition per iteration (an accelerator's choice,
+    # core/control_flow.py). The loop is not differentiated: implicit_solver's rule gives
+    # the derivatives.
     carry = (jnp.asarray(0, jnp.int32), w, fw, mu, jnp.asarray(False))
-    _, w, fw, mu, _ = jax.lax.while_loop(lambda c: (c[0] < iters) & ~c[4], step, carry)
+    if unrolled:
+        def masked(_, c):
+            return jax.tree.map(lambda new, old: jnp.where(c[4], old, new), step(c), c)
+
+        _, w, fw, mu, _ = jax.lax.fori_loop(0, iters, masked, carry, unroll=True)
+    else:
+        _, w, fw, mu, _ = jax.lax.while_loop(lambda c: (c[0] < iters) & ~c[4], step, carry)
     return w, fw, mu
 
 
@@ -176,7 +185,7 @@ def _optimality(z, c, M, gauge, eps):
     return jnp.concatenate([gh - lam * jax.grad(g)(y), (g(y) - 1.0)[None]])
 
 
-def implicit_solver(gauge, iters, gauge_derivatives=None):
+def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False):
     """`_solve_one` with derivatives by the implicit function theorem (a jax.custom_jvp).
 
     The primal is the search's answer. Its tangent is NOT the derivative of
@@ -197,7 +206,7 @@ def implicit_solver(gauge, iters, gauge_derivatives=None):
     @jax.custom_jvp
     def solve(c, M, w_cold, w_warm, eps):
         dG = None if gauge_derivatives is None else (lambda u: gauge_derivatives(u, eps))
-        return _solve_one(c, M, w_cold, w_warm, lambda u: gauge(u, eps), iters, dG)
+        return _solve_one(c, M, w_cold, w_warm, lambda u: gauge(u, eps), iters, dG, unrolled)
 
     @solve.defjvp
     def solve_jvp(primals, tangents):
@@ -244,6 +253,7 @@ def pair_geometry(
     broad_phase="medusa",
     frame="affine",
     iters=DEFAULT_ITERS,
+    unrolled=False,
 ):
     """Contact geometry of one pair of vehicles (vmap over pairs and batches).
 
@@ -254,7 +264,8 @@ def pair_geometry(
     previous call's `warm` (zeros for a cold start). eps1, eps2: squareness exponents
     ("superellipsoid" only). broad_phase (static): "medusa" (sphere radius = largest
     semi-axis, as contact.c) or "enclosing" (spheres that enclose the shapes). frame (static):
-    "affine" or "principal" (module docstring). iters (static): solver iterations.
+    "affine" or "principal" (module docstring). iters (static): solver iterations; unrolled
+    (static): run all of them, masked after convergence (core/control_flow.py).
 
     The narrow phase always runs (branchless), so the warm start stays current even while
     the broad phase fails. stage.batch_geometry calls it for the pairs whose enclosing
@@ -297,7 +308,7 @@ def pair_geometry(
     w_cold = jnp.stack([b1.A @ (r2 - r1), b2.A @ (r1 - r2)])
     w_warm = jnp.stack([warm[0:3], warm[3:6]])
     # derivatives of the contact points by the implicit function theorem (implicit_solver)
-    solver = implicit_solver(gauge_eps, iters, deriv_eps)
+    solver = implicit_solver(gauge_eps, iters, deriv_eps, unrolled)
     y, hval, mu = jax.vmap(lambda *a: solver(*a, eps))(c, M, w_cold, w_warm)
     y1, y2 = y[0], y[1]
     T1 = r1 + b1.B @ y1
