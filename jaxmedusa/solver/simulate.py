@@ -8,13 +8,15 @@
 `simulate` is jitted (settings are static). A batch has a leading axis [B] on every leaf;
 per-vehicle leaves have [B, V]. Each scenario integrates with its own t and dt under the
 step control `settings.step_control` (solver/step_control.py) until the control says it is
-done (MEDUSA's rule: t > end_time). Samples lie on the exact grid t = k * save_every and
+done (MEDUSA's rule: t > end_time; with `end_condition = "rest"` also once every vehicle is
+at rest, solver/end_condition.py, whose clocks are brought up to date after every attempt:
+such a run's last sample is its state at the time it stopped, off the grid). Samples lie on the exact grid t = k * save_every and
 at end_time: each is the state interpolated between the two accepted steps around its
 time (solver/save_grid.py), so saving never changes a step (main.c instead saves the first
 step with t - t_last_save >= 0.999999 * save_every, whose times drift after a contact).
 
 Result: `samples` (Samples with leaves [B, S, ...], S = settings.n_samples, rows with
-saved=False are unused), `final` (the SimState after the last step) and `metrics`.
+saved=False are unused; per wheel the tires' contact points and skid flags too), `final` (the SimState after the last step) and `metrics`.
 
 In-run metrics: pass `tracker` (solver/trackers.py: `init` and `update` for ONE scenario,
 vmapped here); `update` sees every step, accepted or not, after it is taken. `record=False`
