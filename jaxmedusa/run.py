@@ -12,6 +12,7 @@ import numpy as np
 from jaxmedusa.analysis.crash_pulse import PulseTracker, pulse_columns, ticks_for
 from jaxmedusa.analysis.events import ContactEventTracker, episode_columns
 from jaxmedusa.analysis.rest import RestTracker
+from jaxmedusa.analysis.skids import MARK_UNITS, mark_columns
 from jaxmedusa.analysis.step_counts import StepCounts, counts_dict
 from jaxmedusa.build import build_batch
 from jaxmedusa.contact.stage import shape_name
@@ -20,7 +21,7 @@ from jaxmedusa.core.safe_math import heading
 from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.core.status import Status
 from jaxmedusa.io.scenario_toml import load_scenario
-from jaxmedusa.io.tables import write_columns, write_pulse, write_trajectory
+from jaxmedusa.io.tables import provenance, write_columns, write_pulse, write_trajectory
 from jaxmedusa.io.validation import NAMED_SETTINGS
 from jaxmedusa.solver.save_grid import prev_of
 from jaxmedusa.solver.simulate import Samples, SimResult, cached_advance, cached_init_metrics
@@ -89,7 +90,8 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     table's metadata). Multi-vehicle runs
     record contact episodes (events.py) and write results/<name>/contact_events.parquet; runs
     in which something can be hit (two vehicles, or a barrier) record the crash pulse
-    (analysis/crash_pulse.py, `RunOutput.pulse`) and write results/<name>/crash_pulse.parquet.
+    (analysis/crash_pulse.py, `RunOutput.pulse`) and write results/<name>/crash_pulse.parquet;
+    runs in which some wheel slid write results/<name>/skid_marks.parquet (analysis/skids.py).
     `result.metrics` are the events' (or the given tracker's) metrics. `contact_law` and
     `contact_geometry` (names of LAWS and SHAPES) override the scenario's [simulation] table;
     with neither, a MEDUSA folder runs the MEDUSA law with its default shape (medusa_search).
@@ -145,6 +147,11 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
             write_columns(episode_columns(own, len(scenario.vehicles)), out_dir / "contact_events.parquet")
         if pulse_cols is not None:
             write_pulse(pulse_cols, out_dir / "crash_pulse.parquet")
+        keep = np.asarray(samples.saved[0])
+        marks = mark_columns(samples.t[0][keep], samples.wheel_point[0][keep], samples.wheel_skid[0][keep],
+                             np.asarray(batch.valid[0]))
+        if len(marks["vehicle"]):  # analysis/skids.py: one row per skid mark
+            write_columns(marks, out_dir / "skid_marks.parquet", provenance({"jaxmedusa.units": MARK_UNITS}))
     return RunOutput(scenario=scenario, settings=settings, result=result, out_dir=out_dir, wall_time=wall,
                      pulse_columns=pulse_cols, counts=counts, rest=rest)
 

@@ -15,6 +15,12 @@ the polyline through their points (`mark_polylines`, plot/plan_view.py); with th
 0.01 s between samples its ends are known to one sample's travel (0.3 m at 30 m/s), the
 tracker's length to one step's.
 
+Mark table (`mark_columns`, `jaxmedusa run`'s skid_marks.parquet when some wheel slid): one
+row per mark: vehicle and wheel (1-based), mark (0-based per wheel), t_start, t_end [s],
+x_start, y_start, x_end, y_end [m] (its first and last sampled points), length [m] (along
+its sampled points: up to one sample interval's travel shorter at each end than the run's
+own, the metric's).
+
 Per vehicle metric (analysis/rest.py): skid_length, the longest of its wheels' totals: EDC
 reports marks per wheel; the longest wheel's is what an investigator compares with the
 longest measured mark (in a straight locked-wheel stop every wheel leaves the stopping
@@ -30,7 +36,9 @@ import numpy as np
 
 from jaxmedusa.core.safe_math import safe_norm
 
-__all__ = ["SkidTracker", "SkidState", "wheel_sliding", "mark_polylines"]
+__all__ = ["SkidTracker", "SkidState", "wheel_sliding", "mark_polylines", "mark_columns", "MARK_UNITS"]
+
+MARK_UNITS = {"t_start": "s", "t_end": "s", "x_start": "m", "y_start": "m", "x_end": "m", "y_end": "m", "length": "m"}
 
 
 class SkidState(NamedTuple):
@@ -77,3 +85,22 @@ def mark_polylines(x, y, skid) -> list[np.ndarray]:
     starts, stops = np.nonzero(edges == 1)[0], np.nonzero(edges == -1)[0]
     xy = np.stack([np.asarray(x, float), np.asarray(y, float)], axis=-1)
     return [xy[a:b] for a, b in zip(starts, stops)]
+
+
+def mark_columns(t, point, skid, valid) -> dict:
+    """The mark table (module docstring) of one scenario's samples: t (S,) [s], point
+    (S, V, W, 3) [m], skid (S, V, W) bool, valid (V,) bool; rows ordered by vehicle, wheel,
+    mark. Numpy in, numpy out."""
+    t, point, skid = np.asarray(t, float), np.asarray(point, float), np.asarray(skid, bool)
+    rows = []
+    for v in np.nonzero(np.asarray(valid, bool))[0]:
+        for w in range(point.shape[2]):
+            edges = np.diff(np.concatenate([[0], skid[:, v, w].astype(np.int8), [0]]))
+            for k, (a, b) in enumerate(zip(np.nonzero(edges == 1)[0], np.nonzero(edges == -1)[0])):
+                xy = point[a:b, v, w, :2]
+                rows.append((v + 1, w + 1, k, t[a], t[b - 1], *xy[0], *xy[-1],
+                             float(np.sum(np.hypot(*np.diff(xy, axis=0).T)))))
+    names = ("vehicle", "wheel", "mark", "t_start", "t_end", "x_start", "y_start", "x_end", "y_end", "length")
+    cols = list(zip(*rows)) if rows else [()] * len(names)
+    types = (np.int32, np.int32, np.int32) + (np.float64,) * 7
+    return {n: np.asarray(c, ty) for n, c, ty in zip(names, cols, types)}

@@ -50,6 +50,19 @@ def test_front_wheel_marks_are_the_distance_travelled_while_sliding(braked_run):
     assert 0.5 < out.rest["skid_length"][0] < out.rest["distance"][0]
 
 
+def test_mark_table_lists_each_mark_with_its_ends(braked_run):
+    out, table = braked_run
+    marks = pq.read_table(out.out_dir / "skid_marks.parquet").to_pandas()
+    assert list(marks["wheel"]) == [1, 2] and list(marks["vehicle"]) == [1, 1]  # one mark per front wheel
+    rows = table[table["wheel1_skid"]]
+    first, last = rows.iloc[0], rows.iloc[-1]
+    assert marks["t_start"][0] == first["time"] and marks["t_end"][0] == last["time"]
+    assert (marks["x_start"][0], marks["x_end"][0]) == (first["wheel1_x"], last["wheel1_x"])
+    # along a straight mark the sampled polyline is its chord, to the few micrometres the wheel
+    # moves sideways as the body pitches
+    assert marks["length"][0] == pytest.approx(last["wheel1_x"] - first["wheel1_x"], abs=1e-4)
+
+
 def test_wheel_points_are_the_assembly_points_on_the_plane(braked_run):
     out, table = braked_run
     # eq (1.2): r_q = r + F X_q; on the flat plane z = 0 the contact point has its x and y
