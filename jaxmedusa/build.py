@@ -27,7 +27,7 @@ from jaxmedusa.core.state import (CONTACT_WARM_SIZE, BarrierState, PairState, Sc
 from jaxmedusa.core.status import Status
 from jaxmedusa.physics import road as road_mod
 from jaxmedusa.physics.tire import TIRES
-from jaxmedusa.physics.vehicle import vehicle_params
+from jaxmedusa.physics.vehicle import model_wheels, vehicle_params
 
 __all__ = ["build_batch", "initial_state", "driver_params", "table_arrays", "table_length", "initial_directors",
            "barrier_params", "batch_barriers", "batch_wheel_tables", "batch_zones", "model_wheels"]
@@ -116,11 +116,6 @@ def _check_vehicle(veh, j: int, n_models: int, scenario: str):
             raise ValueError(f"{where}.{name}.times: non-decreasing times expected, got {t.times}")
         if name in ("brake", "lock") and any(x < 0.0 for x in flat):
             raise ValueError(f"{where}.{name}.values: values >= 0 expected, got {t.values}")
-
-
-def model_wheels(model) -> int:
-    """Wheels of a vehicle model: two per axle (FL, FR, RL, RR, then further axles)."""
-    return 4 + 2 * len(getattr(model, "extra_axles", ()))
 
 
 def wheel_table_arrays(table: DriverTable | None, k: int, n_wheels: int, w: int, where: str):
@@ -297,6 +292,10 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
         TIRES.resolve(name, where="ModelSpec.tire_model")
     tire_models = tuple(n for n in TIRES if n in used)  # static: the tire models of this batch
 
+    all_models = [sc.models[v.model] for sc in scenarios for v in sc.vehicles]
+    n_wheels = max(model_wheels(m) for m in all_models)  # W: 2 x the most axles of any vehicle
+    # the wheel layer (per-wheel tires, tandem equaliser) only where a vehicle needs it
+    wheel_layer = n_wheels if any(m.extra_axles or m.tires_by_axle for m in all_models) else None
     vp_cache, vp_list, vp_idx = {}, [], np.zeros((b, n_v), np.int64)
     road_cache, road_list, road_idx = {}, [], np.zeros(b, np.int64)
     drv = {f: np.zeros((b, n_v, k)) for f in ("st", "sv", "vt", "vv")}
@@ -320,7 +319,7 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
             mk = _key(model) + tkey
             if mk not in vp_cache:
                 vp_cache[mk] = len(vp_list)
-                vp_list.append(_np_tree(vehicle_params(model, tires[i], tire_models)))
+                vp_list.append(_np_tree(vehicle_params(model, tires[i], tire_models, wheel_layer)))
             vp_idx[i, j] = vp_cache[mk]
             dp = driver_params(veh, k)
             drv["st"][i, j], drv["sv"][i, j], drv_lin["sl"][i, j] = dp.steer_times, dp.steer_values, dp.steer_linear
@@ -337,7 +336,6 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
     f64 = partial(jnp.asarray, dtype=jnp.float64)
     keep_ints = lambda x: jnp.asarray(x) if np.issubdtype(x.dtype, np.integer) else f64(x)  # noqa: E731 (TireSet.index)
     vehicle = jax.tree.map(keep_ints, gather(vp_list, vp_idx))
-    n_wheels = max(model_wheels(sc.models[v.model]) for sc in scenarios for v in sc.vehicles)
     driver = DriverParams(f64(drv["st"]), f64(drv["sv"]), f64(drv_lin["sl"]),
                           f64(drv["vt"]), f64(drv["vv"]), f64(drv_lin["vl"]),
                           wheels=batch_wheel_tables(scenarios, n_v, n_wheels))
@@ -351,7 +349,7 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
         sg, sp = jax.vmap(road_mod.initial_tracking)(roads_v, f64(r0.reshape(-1, 3)))
         seg, s_par = np.asarray(sg).reshape(b, n_v), np.asarray(sp).reshape(b, n_v)
     vs = VehicleState(r=f64(r0), F=f64(F0), v=f64(v0), W=f64(np.zeros((b, n_v, 3, 3))),
-                      alpha_lag=f64(np.zeros((b, n_v, 4))), alpha_rate=f64(np.zeros((b, n_v, 4))),
+                      alpha_lag=f64(np.zeros((b, n_v, n_wheels))), alpha_rate=f64(np.zeros((b, n_v, n_wheels))),
                       road_seg=jnp.asarray(seg, jnp.int32), road_s=f64(s_par))
     n_pairs = len(pair_indices(n_v)[0])
     pairs = PairState(gamma=f64(np.zeros((b, n_pairs, 2))), warm=f64(np.zeros((b, n_pairs, CONTACT_WARM_SIZE))),

@@ -23,7 +23,7 @@ class Equilibrium(NamedTuple):
     F: np.ndarray  # (3, 3) directors as columns
     residual: float  # max |M z2'| at the solution [N]
     iterations: int
-    wheel_loads: np.ndarray  # (4,) suspension forces Fz [N]
+    wheel_loads: np.ndarray  # (W,) suspension forces Fz [N], W = 4 for a two-axle car
 
 
 def _directors(y):
@@ -42,8 +42,8 @@ def _static_residual(p: VehicleParams, x):
     """Generalized force M z2' (12,) at rest for unknowns x = (r3, pitch, S11, S22, S33, S13)."""
     r = jnp.array([0.0, 0.0, x[0]])
     F = _directors(x[1:])
-    zero3, zero33, zero4 = jnp.zeros(3), jnp.zeros((3, 3)), jnp.zeros(4)
-    rates, wheels, _ = vehicle_rates(p, None, r, F, zero3, zero33, zero4, zero4, jnp.asarray(0), jnp.asarray(0.0),
+    zero3, zero33, zero_w = jnp.zeros(3), jnp.zeros((3, 3)), jnp.zeros(p.C.shape)  # one per wheel
+    rates, wheels, _ = vehicle_rates(p, None, r, F, zero3, zero33, zero_w, zero_w, jnp.asarray(0), jnp.asarray(0.0),
                                      0.0, 0.0, True)
     return jnp.concatenate([rates.dv * p.mass, (rates.dW * p.my).T.ravel()]), wheels.fz
 

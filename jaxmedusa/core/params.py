@@ -38,8 +38,10 @@ class VehicleParams:
 
     mass [kg]; my (3,) inertia parameters my^11, my^22, my^33 of eq (1.9) [kg m^2];
     lam = V*lambda/2 and tm = V*mu [N m] (init.c `lam`, `tm`, eqs 1.12-1.13);
-    X (4, 3): material coordinates X_q^i of the suspension assembly points, eq (1.11) [m];
-    spring_ref [m]; C (4,) [N/m]; D (4,) [N s/m]; tau_inv = 1/TIRE [1/s];
+    X (W, 3): material coordinates X_q^i of the suspension assembly points, eq (1.11) [m],
+    W = 4 for MEDUSA's car (FL, FR, RL, RR), 2 per axle for more (padding wheels of a
+    smaller vehicle in the batch have C = D = 0: never loaded);
+    spring_ref [m]; C (W,) [N/m]; D (W,) [N s/m]; tau_inv = 1/TIRE [1/s];
     contact_axes (3,): semi-axes of the contact superellipsoid, half of CONTACT A1 A2 A3 [m];
     eq_r3 [m] and eq_F (3, 3): the EQUILIBRIUM block (columns are directors);
     crush_a (3,) [N/m], crush_b (3,) [N/m^2]: Campbell coefficients of the front, rear and
@@ -64,6 +66,9 @@ class VehicleParams:
     # rolling-resistance coefficient f_r [-]: force f_r Fz against each wheel's travel (EDC,
     # "Longitudinal tire force"; physics/wheel_controls.py). 0 in MEDUSA, whose car rolls freely.
     rolling_resistance: jnp.ndarray | float = 0.0
+    # (W, W) load equaliser of tandem axles (physics/vehicle.py): the wheel loads are
+    # equalise @ (spring forces); None for batches of two-axle cars (compiled out).
+    equalise: jnp.ndarray | None = None
 
 
 def inertia_parameters(ix: float, iy: float, iz: float) -> np.ndarray:

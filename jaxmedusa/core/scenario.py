@@ -15,6 +15,22 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+@dataclass(frozen=True)
+class AxleSpec:
+    """An axle behind MEDUSA's front and rear axles (not in MEDUSA): a tandem or tridem axle
+    of a truck (docs/vehicles-and-scenes.md). Its two wheels follow the rear wheels' heading."""
+
+    l: float  # distance of the axle behind the centre of mass [m] (as L2)
+    track: float  # track width [m] (as B)
+    h: float  # centre of mass above the axle's assembly points [m] (as H2)
+    c: float  # spring per wheel [N/m] (as C2)
+    d: float  # damper per wheel [N s/m] (as D2)
+    # True: a load-equalising (walking-beam / equalised leaf) tandem with the axle in front of
+    # it: the wheels of a side share their spring forces equally, as the EDC programs split a
+    # tandem's load ("the loads at wheels 3 and 5 are split equally").
+    equalised: bool = True
+
+
 @dataclass
 class ModelSpec:
     """One MODEL block of model.dat (report section 2.2, init.c `read_models()`)."""
@@ -53,6 +69,15 @@ class ModelSpec:
     # Rolling-resistance coefficient f_r [-] (EDC "Longitudinal tire force"; not in MEDUSA, 0:
     # a free-rolling MEDUSA car never slows). Typical: 0.010-0.015 for cars on asphalt.
     rolling_resistance: float = 0.0
+    # Further axles behind the rear one (L2), front to rear; () for MEDUSA's two-axle car.
+    extra_axles: tuple[AxleSpec, ...] = ()
+    # Tire parameter overrides per axle, front to rear (dicts of the tire model's parameters;
+    # () or {} for an axle: the vehicle's tires). Trucks: steer and drive tires differ.
+    tires_by_axle: tuple[dict, ...] = ()
+
+    @property
+    def n_axles(self) -> int:
+        return 2 + len(self.extra_axles)
 
 
 @dataclass
@@ -172,6 +197,32 @@ KEYWORD_FIELDS = dict(MODEL_KEYWORDS)
 
 # The crush law's per-face coefficients (ModelSpec fields with defaults; not MEDUSA keywords).
 CRUSH_FIELDS = ("crush_a_front", "crush_b_front", "crush_a_rear", "crush_b_rear", "crush_a_side", "crush_b_side")
+
+
+def axle_problems(model: ModelSpec) -> list[tuple[str, str]]:
+    """[(ModelSpec field path, reason)] for impossible further axles or per-axle tires."""
+    out = []
+    last = model.l2
+    for k, a in enumerate(model.extra_axles):
+        where = f"extra_axles[{k + 1}]"
+        for name in ("l", "track", "h", "c", "d"):
+            v = getattr(a, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v)):
+                out.append((f"{where}.{name}", f"{name} is {v!r}, not a finite number"))
+        if out:
+            return out
+        if not a.l > last:
+            out.append((f"{where}.l", f"l {a.l:g} must lie behind the axle in front of it ({last:g} m behind the "
+                        "centre of mass)"))
+        if not a.track > 0.0:
+            out.append((f"{where}.track", f"track {a.track:g} must be > 0 [m]"))
+        for name in ("c", "d"):
+            if getattr(a, name) < 0.0:
+                out.append((f"{where}.{name}", f"{name} {getattr(a, name):g} must be >= 0"))
+        last = a.l
+    if len(model.tires_by_axle) not in (0, model.n_axles):
+        out.append(("tires_by_axle", f"one table per axle ({model.n_axles}) expected, got {len(model.tires_by_axle)}"))
+    return out
 
 
 def crush_problems(model: ModelSpec) -> list[tuple[str, str]]:

@@ -43,6 +43,9 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
             [-0.0748, 0.0, 0.9972]]
     tire_model = "calspan"            # optional: a tire model of physics.tire.TIRES
     rolling_resistance = 0.0          # optional: coefficient f_r [-] (0: MEDUSA's free rolling)
+    extra_axles = [{ l = 2.3, track = 1.8, h = 0.9, c = 6e5, d = 2e4, equalised = true }]  # optional
+                                      # axles behind L2 (a truck's tandem; docs/vehicles-and-scenes.md)
+    tires_by_axle = [{}, { mu_p = 0.8 }, { mu_p = 0.8 }]   # optional tire overrides per axle
     crush_b_front = 550.0e3           # optional: the crush law's Campbell A [N/m], B [N/m^2]
                                       # per face (crush_a|crush_b _front|_rear|_side;
                                       # defaults and sources: docs/crash-law.md)
@@ -112,10 +115,11 @@ import dataclasses
 import tomllib
 from pathlib import Path
 
-from jaxmedusa.core.scenario import (CRUSH_FIELDS, WHEEL_TABLES, BarrierSpec, DriverTable, ModelSpec, RoadSpec, Scenario,
-                                     VehicleSpec, ZoneSpec, crush_problems)
+from jaxmedusa.core.scenario import (CRUSH_FIELDS, WHEEL_TABLES, AxleSpec, BarrierSpec, DriverTable, ModelSpec, RoadSpec,
+                                     Scenario, VehicleSpec, crush_problems)
 from jaxmedusa.io.medusa_files import (KEYWORD_FIELDS, MedusaInputError, model_problems, read_medusa_folder, read_models,
                                        read_platoon, read_road)
+from jaxmedusa.io.scene_toml import check_scene_model, extra_axles, tires_by_axle, wheel_table, zone
 from jaxmedusa.io.validation import InputErrors, is_number, simulation_settings
 from jaxmedusa.physics.tire import TIRES
 
@@ -125,7 +129,7 @@ _MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]
 _VEHICLE_KEYS = ("model", "x", "y", "speed", "orientation_deg", "tire_speed", "steering_deg") + WHEEL_TABLES
 _VEHICLE_REQUIRED = ("model", "x", "y", "speed")
 _TOP_KEYS = ("name", "medusa", "models", "vehicles", "road", "overrides", "simulation", "barriers")
-_OPTIONAL_MODEL_FIELDS = ("tire_model", "rolling_resistance") + CRUSH_FIELDS  # fields with defaults
+_OPTIONAL_MODEL_FIELDS = ("tire_model", "rolling_resistance", "extra_axles", "tires_by_axle") + CRUSH_FIELDS
 
 
 def load_scenario(path: str | Path) -> tuple[Scenario, dict]:
@@ -232,46 +236,6 @@ def driver_table(value, where: str = "driver table", source: str = "<scenario>")
     return DriverTable(times=tuple(times), values=tuple(values), kind=kind)
 
 
-def wheel_table(value, where: str = "wheel table", source: str = "<scenario>", lock: bool = False) -> DriverTable:
-    """A per-wheel DriverTable (brake, lock, throttle) from a number (every wheel, constant)
-    or a {times, values, kind} table whose values are numbers (every wheel) or lists with one
-    number per wheel (FL, FR, RL, RR, then further axles). lock: values must be 0 or 1."""
-    err = InputErrors(source)
-
-    def entry(x, key):
-        if isinstance(x, list):
-            if not x:
-                err.fail(key, "a number or a non-empty list of numbers (one per wheel) expected")
-            return tuple(entry(y, key) for y in x)
-        v = err.number(x, key)
-        if lock and v not in (0.0, 1.0):
-            err.fail(key, f"0 or 1 expected (1: the wheel is locked), got {v:g}")
-        if not lock and where.endswith("brake") and v < 0.0:
-            err.fail(key, f"a brake fraction >= 0 expected, got {v:g}")
-        return v
-
-    if is_number(value):
-        return DriverTable(times=(0.0,), values=(entry(value, where),), kind="constant")
-    t = err.table(value, where)
-    err.keys(t, ("times", "values", "kind"), where)
-    if "times" not in t or "values" not in t:
-        err.fail(where, "a number or a table with 'times' and 'values' expected")
-    times = [err.number(x, f"{where}.times") for x in err.array(t["times"], f"{where}.times")]
-    values = [entry(x, f"{where}.values[{i}]") for i, x in enumerate(err.array(t["values"], f"{where}.values"), 1)]
-    if not times or len(times) != len(values):
-        err.fail(where, f"as many values as times (at least one) expected, got {len(times)} times, {len(values)} values")
-    for i in range(1, len(times)):
-        if times[i] < times[i - 1]:
-            err.fail(f"{where}.times", f"times must be non-decreasing, but {times[i]:g} follows {times[i - 1]:g}")
-    widths = {len(v) for v in values if isinstance(v, tuple)}
-    if len(widths) > 1:
-        err.fail(f"{where}.values", f"every per-wheel list must have the same length, got {sorted(widths)}")
-    kind = t.get("kind", "constant")
-    if kind not in ("constant", "linear"):
-        err.fail(f"{where}.kind", f"'constant' or 'linear' expected, got {kind!r}")
-    return DriverTable(times=tuple(times), values=tuple(values), kind=kind)
-
-
 # ---------------------------------------------------------------------------- helpers
 
 
@@ -302,6 +266,8 @@ def _model(t, where: str, err: InputErrors, base: ModelSpec | None = None) -> Mo
             values[f] = err.string(t[f], f"{where}.{f}")
             if values[f] not in TIRES:
                 err.fail(f"{where}.{f}", f"unknown tire model {values[f]!r}; valid: {', '.join(TIRES.names())}")
+        elif f in ("extra_axles", "tires_by_axle"):
+            values[f] = (extra_axles if f == "extra_axles" else tires_by_axle)(t[f], f"{where}.{f}", err)
         elif f == "contact_dims":
             dims = err.array(t[f], f"{where}.{f}")
             if len(dims) != 3:
@@ -314,6 +280,8 @@ def _model(t, where: str, err: InputErrors, base: ModelSpec | None = None) -> Mo
             values[f] = tuple(tuple(err.number(x, f"{where}.{f}") for x in r) for r in rows)
         else:
             values[f] = err.number(t[f], f"{where}.{f}")
+    values["extra_axles"] = tuple(a if isinstance(a, AxleSpec) else AxleSpec(**a) for a in values.get("extra_axles", ()))
+    values["tires_by_axle"] = tuple(values.get("tires_by_axle", ()))
     values["contact_dims"] = tuple(values["contact_dims"])
     values["eq_F"] = tuple(tuple(r) for r in values["eq_F"])
     model = ModelSpec(**values)
@@ -323,8 +291,7 @@ def _model(t, where: str, err: InputErrors, base: ModelSpec | None = None) -> Mo
         err.fail(f"{where}.{KEYWORD_FIELDS[kw]}", reason)
     for fld, reason in crush_problems(model)[:1]:
         err.fail(f"{where}.{fld}", reason)
-    if not model.rolling_resistance >= 0.0:
-        err.fail(f"{where}.rolling_resistance", f"a coefficient >= 0 expected, got {model.rolling_resistance!r}")
+    check_scene_model(model, where, err)
     return model
 
 
@@ -385,34 +352,12 @@ def _vehicle(t, where: str, n_models: int, err: InputErrors, base: VehicleSpec |
     return v
 
 
-def _zone(t, where: str, err: InputErrors) -> ZoneSpec:
-    """A ZoneSpec from a [[road.zones]] table: polygon = [[x, y], ...] (>= 3 corners), mu_peak,
-    mu_slide (> 0), width (optional smoothing width >= 0 [m], default 0: a sharp boundary)."""
-    t = err.table(t, where)
-    err.keys(t, ("polygon", "mu_peak", "mu_slide", "width"), where)
-    for key in ("polygon", "mu_peak", "mu_slide"):
-        if key not in t:
-            err.fail(f"{where}.{key}", "missing")
-    rows = err.array(t["polygon"], f"{where}.polygon")
-    if len(rows) < 3 or any(not isinstance(r, list) or len(r) != 2 for r in rows):
-        err.fail(f"{where}.polygon", f"at least 3 corners [x, y] expected, got {rows!r}")
-    polygon = tuple(tuple(err.number(x, f"{where}.polygon") for x in r) for r in rows)
-    mu = {k: err.number(t[k], f"{where}.{k}") for k in ("mu_peak", "mu_slide")}
-    for k, x in mu.items():
-        if not x > 0.0:
-            err.fail(f"{where}.{k}", f"a friction coefficient > 0 expected, got {x:g}")
-    width = err.number(t.get("width", 0.0), f"{where}.width")
-    if width < 0.0:
-        err.fail(f"{where}.width", f"a smoothing width >= 0 [m] expected, got {width:g}")
-    return ZoneSpec(polygon=polygon, mu_peak=mu["mu_peak"], mu_slide=mu["mu_slide"], width=width)
-
-
 def _road(t, err: InputErrors, base: RoadSpec | None = None) -> RoadSpec:
     """A RoadSpec from [road]: points = [[x, y, z, bank_deg], ...] (>= 4) or flat = true, and
     optional [[road.zones]]; with zones only, the road is `base` (road.dat, or the flat plane)."""
     t = err.table(t, "road")
     err.keys(t, ("points", "flat", "zones"), "road")
-    zones = tuple(_zone(z, f"road.zones[{k}]", err) for k, z in enumerate(err.array(t.get("zones", []), "road.zones"), 1))
+    zones = tuple(zone(z, f"road.zones[{k}]", err) for k, z in enumerate(err.array(t.get("zones", []), "road.zones"), 1))
     if "points" not in t and "flat" not in t:
         if "zones" not in t:
             err.fail("road", "give 'points', 'flat = true' or [[road.zones]]")

@@ -5,14 +5,15 @@ Directors are the columns of F (F = d_i (x) E_i) and director velocities the col
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
-
 import numpy as np
 
 from jaxmedusa.core.params import GRAVITY, VehicleParams, inertia_parameters
-from jaxmedusa.core.scenario import KEYWORD_FIELDS, ModelSpec, crush_problems, model_problems
+from jaxmedusa.core.scenario import KEYWORD_FIELDS, ModelSpec, axle_problems, crush_problems, model_problems
 from jaxmedusa.physics.road import road_frame
 from jaxmedusa.physics.friction import road_friction
 from jaxmedusa.physics.tire import tire_forces, tire_friction, tire_set, tire_sliding
@@ -109,6 +110,8 @@ def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg
     rq = r + Xq @ F.T  # (4, 3) assembly points, eq (1.2)
     deflection = (rq - frame.point) @ e3
     fz = -(p.C * (deflection - p.spring_ref) + p.D * vq_n)  # eq (1.17)
+    if p.equalise is not None:  # tandem axles share their load (trucks; compiled out for cars)
+        fz = p.equalise @ fz
     loaded = fz > 0.0  # wheel lift-off: no force when Fz <= 0
 
     vx = jnp.sum(vt * ex, axis=1)
@@ -168,29 +171,78 @@ def energy_total(p: VehicleParams, r, F, v, W):
     return energy_medusa(p, r, F, v, W) + 0.5 * p.mass * jnp.dot(v, v)
 
 
-def vehicle_params(model: ModelSpec, tire: dict | None = None, tire_models: tuple[str, ...] | None = None
-                   ) -> VehicleParams:
+def model_wheels(model: ModelSpec) -> int:
+    """Wheels of a vehicle model: two per axle (FL, FR, RL, RR, then further axles)."""
+    return 2 * model.n_axles
+
+
+def wheel_layout(model: ModelSpec, n_wheels: int):
+    """(X (n_wheels, 3) [m], C, D (n_wheels,), equalise (n_wheels, n_wheels)) of a model:
+    eq (1.11)'s assembly points axle by axle (left, right), padded with wheels at the centre
+    of mass that have no spring (never loaded). equalise averages the spring forces of each
+    side over a group of equalised axles (core.scenario.AxleSpec.equalised)."""
+    m = model
+    axles = [(m.l1, m.track, m.h1, m.c1, m.d1, False), (-m.l2, m.track, m.h2, m.c2, m.d2, False)]
+    axles += [(-a.l, a.track, a.h, a.c, a.d, a.equalised) for a in m.extra_axles]
+    X, C, D = np.zeros((n_wheels, 3)), np.zeros(n_wheels), np.zeros(n_wheels)
+    for k, (x, track, h, c, d, _) in enumerate(axles):
+        X[2 * k] = (x, 0.5 * track, -h)  # left
+        X[2 * k + 1] = (x, -0.5 * track, -h)  # right
+        C[2 * k: 2 * k + 2], D[2 * k: 2 * k + 2] = c, d
+    E = np.eye(n_wheels)
+    groups, group = [], [0]
+    for k in range(1, len(axles)):
+        if axles[k][5]:
+            group.append(k)
+        else:
+            groups.append(group)
+            group = [k]
+    groups.append(group)
+    for g in groups:
+        for side in (0, 1):
+            idx = [2 * k + side for k in g]
+            E[np.ix_(idx, idx)] = 1.0 / len(idx)
+    return X, C, D, E
+
+
+def _wheel_tires(model: ModelSpec, tire: dict | None, tire_models, n_wheels: int):
+    """TireSet whose parameters are arrays (n_wheels,): each axle's tires (ModelSpec.tires_by_axle
+    over `tire`), padding wheels those of the last axle."""
+    per_axle = []
+    for k in range(model.n_axles):
+        extra = model.tires_by_axle[k] if model.tires_by_axle else {}
+        per_axle.append(tire_set(model.tire_model, {**(tire or {}), **(extra or {})} or None, tire_models))
+    axle_of = [min(i // 2, model.n_axles - 1) for i in range(n_wheels)]
+    params = tuple(jax.tree.map(lambda *xs: np.asarray([xs[a] for a in axle_of], dtype=np.float64),
+                                *[ts.params[j] for ts in per_axle]) for j in range(len(per_axle[0].params)))
+    return dataclasses.replace(per_axle[0], params=params)
+
+
+def vehicle_params(model: ModelSpec, tire: dict | None = None, tire_models: tuple[str, ...] | None = None,
+                   n_wheels: int | None = None) -> VehicleParams:
     """VehicleParams for one ModelSpec, computed as init.c `read_models()` does. `tire`
     overrides parameters of the model's tire model (ModelSpec.tire_model, default Goodyear
     185SR14 for "calspan"); `tire_models` are the tire models present in the batch
-    (default: just this one), see core.params.TireSet. An impossible model
-    (core.scenario.model_problems) raises ValueError naming the field."""
+    (default: just this one), see core.params.TireSet. `n_wheels`: the wheel count of the
+    batch when it holds a vehicle with more than two axles or per-axle tires (build.py); the
+    parameters then have that many wheels, tire parameters per wheel and a load equaliser.
+    None (with a two-axle model without per-axle tires): MEDUSA's four wheels, exactly.
+    An impossible model (core.scenario.model_problems) raises ValueError naming the field."""
     problems = model_problems(model)
     if problems:
         kw, reason = problems[0]
         raise ValueError(f"ModelSpec.{KEYWORD_FIELDS[kw]} ({kw}): {reason}")
-    for fld, reason in crush_problems(model)[:1]:
+    for fld, reason in crush_problems(model)[:1] + axle_problems(model)[:1]:
         raise ValueError(f"ModelSpec.{fld}: {reason}")
     m = model
-    X = np.array(
-        [
-            [m.l1, 0.5 * m.track, -m.h1],  # left front
-            [m.l1, -0.5 * m.track, -m.h1],  # right front
-            [-m.l2, 0.5 * m.track, -m.h2],  # left rear
-            [-m.l2, -0.5 * m.track, -m.h2],  # right rear
-        ]
-    )  # eq (1.11)
+    if n_wheels is None and (m.extra_axles or m.tires_by_axle):
+        n_wheels = model_wheels(m)
+    if n_wheels is not None and n_wheels < model_wheels(m):
+        raise ValueError(f"n_wheels {n_wheels} < the model's {model_wheels(m)} wheels")
+    X, C, D, E = wheel_layout(m, n_wheels or 4)  # eq (1.11)
     f = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731  (numpy: cheap to stack for big batches)
+    tires = tire_set(model.tire_model, tire, tire_models) if n_wheels is None else \
+        _wheel_tires(m, tire, tire_models, n_wheels)
     return VehicleParams(
         mass=f(m.mass),
         my=f(inertia_parameters(m.ix, m.iy, m.iz)),
@@ -199,14 +251,15 @@ def vehicle_params(model: ModelSpec, tire: dict | None = None, tire_models: tupl
         tm=f(0.5 * m.volume * m.young / (1 + m.nu)),
         X=f(X),
         spring_ref=f(m.spring_ref),
-        C=f([m.c1, m.c1, m.c2, m.c2]),
-        D=f([m.d1, m.d1, m.d2, m.d2]),
+        C=f(C),
+        D=f(D),
         tau_inv=f(1.0 / m.tire_lag),
         contact_axes=f(0.5 * np.asarray(m.contact_dims, dtype=float)),
         eq_r3=f(m.eq_r3),
         eq_F=f(np.asarray(m.eq_F, dtype=float)),
-        tire=tire_set(model.tire_model, tire, tire_models),
+        tire=tires,
         crush_a=f([m.crush_a_front, m.crush_a_rear, m.crush_a_side]),  # contact/laws/crush.py face order
         crush_b=f([m.crush_b_front, m.crush_b_rear, m.crush_b_side]),
         rolling_resistance=f(m.rolling_resistance),
+        equalise=None if n_wheels is None else f(E),
     )

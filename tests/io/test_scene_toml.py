@@ -89,3 +89,18 @@ def test_study_refuses_impossible_wheel_values():
         _study({"l": {"values": [2.0], "path": "vehicles.1.lock"}})
     with pytest.raises(StudyError, match="a wheel number 1..4"):
         _study({"l": {"values": [2.0], "path": "vehicles.1.brake.values.1.9"}})
+
+
+def test_truck_example_loads_with_three_axles_and_per_axle_tires():
+    from jaxmedusa.io.scenario_toml import load_scenario
+
+    sc, settings = load_scenario(STUDIES / "truck.toml")
+    m = sc.models[0]
+    assert m.n_axles == 3 and m.extra_axles[0].equalised and len(m.tires_by_axle) == 3
+    batch, state = build_batch([sc])
+    assert batch.vehicle.X.shape == (1, 1, 6, 3) and batch.vehicle.tire.params[0].c_alpha.shape == (1, 1, 6)
+    assert batch.vehicle.equalise[0, 0, 2, 4] == 0.5  # left wheels of the tandem share their load
+    text = (STUDIES / "truck.toml").read_text().replace("mu_p = 0.8, mu_s = 0.6, fz_ref = 26732.25",
+                                                        "mu_q = 0.8, mu_s = 0.6, fz_ref = 26732.25")
+    with pytest.raises(MedusaInputError, match=r"models\[1\]\.tires_by_axle\[1\]\.mu_q"):
+        scenario_from_dict(tomllib.loads(text), base_dir=STUDIES, source="<truck>")
