@@ -19,6 +19,11 @@ Per vehicle (arrays [V]; table columns v{n}_<name>, n 1-based):
     skid_length [m]      the longest total skid mark of any one of its wheels
                          (analysis/skids.py); 0 without a skid flag
 
+A vehicle at rest still rocks on its springs for a while, and its centre of mass with it:
+the rest position holds that rocking, a few millimetres (studies/truck.toml, locked wheels,
+ends at rest with its centre of mass moving 0.043 m/s fore and aft at its ~1.5 Hz pitch:
+about 5 mm), far below what a site survey resolves.
+
 Everything is per scenario and branch-free; values and forward-mode derivatives are NaN-free
 (safe_norm at a standing vehicle). The rest position's derivatives are those of the final
 state: the stop time moves in whole steps, and at rest the state no longer changes with it.
