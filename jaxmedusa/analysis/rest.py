@@ -19,10 +19,12 @@ Per vehicle (arrays [V]; table columns v{n}_<name>, n 1-based):
     skid_length [m]      the longest total skid mark of any one of its wheels
                          (analysis/skids.py); 0 without a skid flag
 
-A vehicle at rest still rocks on its springs for a while, and its centre of mass with it:
-the rest position holds that rocking, a few millimetres (studies/truck.toml, locked wheels,
-ends at rest with its centre of mass moving 0.043 m/s fore and aft at its ~1.5 Hz pitch:
-about 5 mm), far below what a site survey resolves.
+A vehicle at rest still pitches back on its springs from the braking, and its centre of
+mass moves with it: the rest position holds part of that, a few millimetres
+(studies/truck.toml, locked wheels, 1.0 m from the centre of mass down to the axles: it
+stops with 0.38 deg of pitch, and when its run ends at rest 0.2 s later the centre of mass
+has come back 5 mm, moving at 0.043 m/s, the pitch 0.04 deg), far below what a site
+survey resolves.
 
 Everything is per scenario and branch-free; values and forward-mode derivatives are NaN-free
 (safe_norm at a standing vehicle). The rest position's derivatives are those of the final
