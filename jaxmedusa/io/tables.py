@@ -10,7 +10,8 @@ sample and vehicle, columns
     energy [J] (eq 1.33 in full), energy_medusa [J] (vehicle.c energy()),
     then per wheel k = 1..W (front-left, front-right, rear-left, rear-right, further axles
     left, right): wheel{k}_x, wheel{k}_y [m] the tire's road contact point, wheel{k}_skid
-    (bool) EDC's skid flag, the tire slides (analysis/skids.py: skid marks).
+    (bool) EDC's skid flag, the tire slides (analysis/skids.py: skid marks); NaN points
+    for the padding wheels of a vehicle with fewer axles than the batch's most.
 Rows that were not saved (Samples.saved False) and padding vehicles (batch.valid False)
 are left out. Units are in each field's metadata (b"unit").
 
@@ -224,10 +225,11 @@ def _field(name: str, type_: pa.DataType) -> pa.Field:
     return pa.field(name, type_, metadata={b"unit": unit.encode()} if unit else None)
 
 
-def trajectory_table(samples, valid, ids=None, id_name: str = "sample_id") -> pa.Table:
+def trajectory_table(samples, valid, ids=None, id_name: str = "sample_id", wheels=None) -> pa.Table:
     """Long-format trajectory table (module docstring) from Samples with leaves [B, S, ...]
     (numpy or JAX) and valid [B, V]. `ids` (B,) labels the scenarios in column `id_name`;
-    None leaves that column out."""
+    None leaves that column out. `wheels` [B, V, W] bool: the vehicle has that wheel (a car
+    in a batch with trucks has padding wheels: NaN points there); None: every wheel."""
     saved = np.asarray(samples.saved, bool)  # [B, S]
     valid = np.asarray(valid, bool)  # [B, V]
     r = np.asarray(samples.r)  # [B, S, V, 3]
@@ -261,6 +263,8 @@ def trajectory_table(samples, valid, ids=None, id_name: str = "sample_id") -> pa
     cols["energy_medusa"] = take(samples.energy_medusa)
     if getattr(samples, "wheel_point", None) is not None:  # analysis/skids.py
         point, skid = take(samples.wheel_point), take(samples.wheel_skid)  # (N, W, 3), (N, W)
+        if wheels is not None:
+            point = np.where(np.asarray(wheels, bool)[bi, vi][:, :, None], point, np.nan)
         for k in range(point.shape[1]):
             cols[f"wheel{k + 1}_x"], cols[f"wheel{k + 1}_y"] = point[:, k, 0], point[:, k, 1]
             cols[f"wheel{k + 1}_skid"] = np.asarray(skid[:, k], bool)
@@ -277,7 +281,9 @@ def write_trajectory(result_samples, batch, path, metadata: dict[str, str] | Non
     column (0-based batch index). Columns: module docstring. Atomic; returns the path."""
     b = np.asarray(result_samples.saved).shape[0]
     ids = None if b == 1 else np.arange(b)
-    table = trajectory_table(result_samples, batch.valid, ids=ids, id_name="scenario")
+    # padding wheels (physics: C = D = 0, never loaded) of a smaller vehicle in the batch
+    table = trajectory_table(result_samples, batch.valid, ids=ids, id_name="scenario",
+                             wheels=np.asarray(batch.vehicle.C) > 0.0)
     return write_table(table, path, provenance(metadata))
 
 
