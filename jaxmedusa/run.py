@@ -121,7 +121,8 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
                                                   prev=prev)
         chunks.append(jax.device_get(samples))
         if progress is not None:
-            progress(float(state.clock.t[0]) / settings.end_time)
+            # a run that ended at rest (end_condition = "rest") is done before end_time
+            progress(float(state.clock.t[0]) / settings.end_time if _any_running(state, settings) else 1.0)
     # The steps after the last save (main.c runs while t <= end_time): further calls of the
     # same compiled `advance` (its save rule takes nothing past end_time) instead of
     # `finish`, which would compile the step body a second time.
