@@ -57,9 +57,11 @@ def run(
                   f"t = {s.end_time:g} s{' (the limit: the run ends at rest)' if s.end_condition == 'rest' else ''}, "
                   f"dt = {s.dt:g} s, save every {s.save_every:g} s, "
                   f"contact law {s.contact_law} on shape {shape_name(s)}; "
-                  f"{int(clock.steps[0])} steps to t = {float(clock.t[0]):.4f} s in {result.wall_time:.2f} s wall; "
-                  f"status [bold]{status.label}[/]"
+                  f"{int(clock.steps[0])} steps in {result.wall_time:.2f} s wall; status [bold]{status.label}[/]"
                   + ("" if status == Status.OK else f" ({status.message})"))
+    if s.end_condition == "rest":  # solver/end_condition.py
+        console.print(f"the run ended at t = {float(clock.t[0]):.4f} s"
+                      + (" with every vehicle at rest" if status == Status.OK else ""))
     c = result.counts
     console.print(f"steps: {c['accepted_steps']} accepted, {c['rejected_steps']} rejected, "
                   f"{c['contact_steps']} accepted in contact; contact: {c['contact_runs']} runs of "
