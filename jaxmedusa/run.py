@@ -21,7 +21,8 @@ from jaxmedusa.core.safe_math import heading
 from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.core.status import Status
 from jaxmedusa.io.scenario_toml import load_scenario
-from jaxmedusa.io.tables import provenance, write_columns, write_pulse, write_trajectory
+from jaxmedusa.analysis.damage import DamageTracker, damage_rows
+from jaxmedusa.io.tables import provenance, write_columns, write_damage, write_pulse, write_trajectory
 from jaxmedusa.io.validation import NAMED_SETTINGS
 from jaxmedusa.solver.save_grid import prev_of
 from jaxmedusa.solver.simulate import Samples, SimResult, cached_advance, cached_init_metrics
@@ -109,7 +110,8 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     # (counts, events or None, pulse or None): one combined tracker, unpacked after the run;
     # a step of dt fills up to ceil(dt / 0.1 ms) ticks of the 10 kHz pulse grid (dt only shrinks)
     pulse_tracker = PulseTracker(ticks_per_step=ticks_for(settings.dt)) if pulse else None
-    tracker = CombinedTracker((StepCounts(), events, pulse_tracker, RestTracker()))
+    damage_tracker = DamageTracker() if pulse else None  # crush profiles and CDC per collision
+    tracker = CombinedTracker((StepCounts(), events, pulse_tracker, damage_tracker, RestTracker()))
 
     start = time.perf_counter()
     metrics = cached_init_metrics(batch, state, tracker)
@@ -132,12 +134,12 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     wall = time.perf_counter() - start
     samples = Samples(*[np.concatenate([getattr(c, f) for c in chunks], axis=1)[:, : settings.n_samples]
                         for f in Samples._fields])
-    counts_m, own, pm, rest_m = jax.device_get(metrics)  # numpy from here on: no eager JAX operations
+    counts_m, own, pm, dm, rest_m = jax.device_get(metrics)  # numpy from here on: no eager JAX operations
     counts = {k: int(v[0]) for k, v in counts_dict(counts_m).items()}
     pulse_cols = pulse_columns(jax.tree.map(lambda x: x[0], pm), len(scenario.vehicles)) if pulse else None
     result = SimResult(samples=samples, final=state, metrics=own)
-    first = lambda tree: jax.tree.map(lambda x: np.asarray(x)[0], tree)  # noqa: E731  (the one scenario)
-    rest = RestTracker().summarize(first(rest_m), None, first(jax.device_get(state)), xp=np)
+    one = lambda tree: jax.tree.map(lambda x: np.asarray(x)[0], tree)  # noqa: E731  (the one scenario)
+    rest = RestTracker().summarize(one(rest_m), None, one(jax.device_get(state)), xp=np)
 
     out_dir = None
     if out_root is not None:
@@ -148,6 +150,10 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
             write_columns(episode_columns(own, len(scenario.vehicles)), out_dir / "contact_events.parquet")
         if pulse_cols is not None:
             write_pulse(pulse_cols, out_dir / "crash_pulse.parquet")
+        if dm is not None:
+            first = jax.tree.map(lambda x: np.asarray(x)[0], (dm, batch.vehicle))  # the one scenario
+            rows = damage_rows(*first, len(scenario.vehicles))
+            write_damage(rows, out_dir / "damage.parquet")
         keep = np.asarray(samples.saved[0])
         marks = mark_columns(samples.t[0][keep], samples.wheel_point[0][keep], samples.wheel_skid[0][keep],
                              np.asarray(batch.valid[0]))

@@ -62,6 +62,13 @@ crash (docs/crash-law.md; contact = a pair or barrier contact that carries force
                              force of the step and of the step before (CrashInfo.load) over
                              the step's crush increment (power dt / force)
     ees [m/s]                energy-equivalent speed sqrt(2 absorbed_energy / mass)
+damage of the first collision (analysis/damage.py, which also keeps the later ones)
+    c1 .. c6 [m]             residual crush profile across the damage width (NASS/CRASH3)
+    damage_width [m]         the damage width L; damage_offset [m] its centre from the
+                             vehicle's centre line (+ left on front/back, + forward on sides)
+    crash3_energy [J]        CRASH3 energy of the profile with the face's A, B (analysis/crash3.py)
+    collision_delta_v [m/s]  |delta-V| of the collision; collision_pdof_clock its clock hour
+    cdc (5,) int             SAE J224 CDC codes (tables write the string, e.g. "12FDEW2")
 rest (analysis/rest.py: definitions there)
     rest_x, rest_y [m], rest_heading [deg], rest_time [s], distance [m], skid_length [m]
 Per scenario (arrays [B]): status (core.status.Status), end_time [s], steps [-] (accepted
@@ -81,6 +88,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmedusa.analysis.damage import DamageState, DamageTracker, first_collision_metrics
 from jaxmedusa.analysis.rest import REST_METRICS, RestState, RestTracker
 from jaxmedusa.analysis.step_counts import EPISODE_GAP, Counts, StepCounts
 from jaxmedusa.contact.crash import NO_PARTNER
@@ -107,6 +115,8 @@ VEHICLE_METRICS = {
     "energy_start": (), "energy_end": (),
     "max_crush": (), "residual_crush": (), "pulse_duration": (), "mean_decel_g": (), "peak_decel_g": (),
     "restitution": (), "absorbed_energy": (), "ees": (),
+    "c1": (), "c2": (), "c3": (), "c4": (), "c5": (), "c6": (), "damage_width": (), "damage_offset": (),
+    "crash3_energy": (), "collision_delta_v": (), "collision_pdof_clock": (), "cdc": (5,),
     **REST_METRICS,
 }
 SCENARIO_METRICS = ("status", "end_time", "steps", "rejected_steps", "contact_steps", "contact_runs", "episodes")
@@ -141,6 +151,7 @@ class OutcomeState(NamedTuple):
     v_end: jnp.ndarray  # (V, 3) [m/s] after the last contact step
     partner: jnp.ndarray  # int32 partner of the first contact (BARRIER, NO_PARTNER or a vehicle)
     counts: Counts  # per scenario: step and contact counts (analysis/step_counts.py)
+    damage: DamageState  # per collision: crush profiles, normals, delta-V (analysis/damage.py)
     rest: RestState  # rest, distance and skid marks (analysis/rest.py)
 
 
@@ -244,6 +255,7 @@ class Outcomes:
             crush=z, residual=z, pulse=z, peak_decel=z, absorbed=z, load=z, v_start=jnp.zeros((n, 3), vs.r.dtype),
             v_end=jnp.zeros((n, 3), vs.r.dtype), partner=jnp.full((n,), NO_PARTNER, jnp.int32),
             counts=StepCounts(self.episode_gap).init(batch_item, state),
+            damage=DamageTracker(self.episode_gap).init(batch_item, state),
             rest=RestTracker().init(batch_item, state),
         )
 
@@ -295,6 +307,7 @@ class Outcomes:
             heading=h, turned=turned, max_turn=jnp.maximum(m.max_turn, jnp.abs(turned)),
             lateral0=m.lateral0, max_lateral=jnp.maximum(m.max_lateral, lat), energy0=m.energy0,
             counts=StepCounts(self.episode_gap).update(m.counts, batch_item, state, info),
+            damage=DamageTracker(self.episode_gap).update(m.damage, batch_item, state, info),
             rest=RestTracker().update(m.rest, batch_item, state, info),
         )
 
@@ -321,6 +334,7 @@ class Outcomes:
             "rejected_steps": m.counts.rejected_steps, "contact_steps": m.counts.contact_steps,
             "contact_runs": m.counts.contact_runs, "episodes": m.counts.episodes,
             **_crash_metrics(m, batch_item),
+            **first_collision_metrics(m.damage, batch_item.vehicle),
             **RestTracker().summarize(m.rest, batch_item, state),
         }
         return out

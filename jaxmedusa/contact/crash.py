@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmedusa.contact.barrier import WallInfo, barrier_stage
-from jaxmedusa.contact.types import PairInfo, add_terms
+from jaxmedusa.contact.types import Crush, PairInfo, add_terms
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.state import pair_indices
 
@@ -29,7 +29,10 @@ class CrashInfo(NamedTuple):
     crush over its contacts; residual [m]: the largest permanent crush; power [W]: power into
     its structure (summed); partner int32: the other body of its strongest contact (vehicle
     index, BARRIER, or NO_PARTNER); load [N]: the normal forces of its force-carrying
-    contacts, summed (the absorbed-energy quadrature of analysis/outcomes.py)."""
+    contacts, summed (the absorbed-energy quadrature of analysis/outcomes.py). Where its
+    strongest contact is (laws with structures; zeros otherwise; analysis/damage.py): width
+    [m] the engaged width, X (V, 3) [m] the force point's material label, normal (V, 3) the
+    vehicle's outward normal there in its own frame."""
 
     touching: jnp.ndarray
     crush: jnp.ndarray
@@ -37,6 +40,15 @@ class CrashInfo(NamedTuple):
     power: jnp.ndarray
     partner: jnp.ndarray
     load: jnp.ndarray
+    width: jnp.ndarray | None = None
+    X: jnp.ndarray | None = None
+    normal: jnp.ndarray | None = None
+
+
+def _where(c: Crush, name, shape):
+    """A Crush field, or zeros of `shape` for laws that do not report it."""
+    x = getattr(c, name)
+    return jnp.zeros(shape) if x is None else x
 
 
 def crash_info(pairs: PairInfo, walls: WallInfo | None, n_vehicles: int) -> CrashInfo:
@@ -48,6 +60,7 @@ def crash_info(pairs: PairInfo, walls: WallInfo | None, n_vehicles: int) -> Cras
     z = jnp.zeros((n,), pairs.force.dtype)
     touching, crush, residual, power = jnp.zeros((n,), bool), z, z, z
     partner, best, load = jnp.full((n,), NO_PARTNER, jnp.int32), z, z
+    width, X, normal = z, jnp.zeros((n, 3)), jnp.zeros((n, 3))
     if len(a):
         inc = np.zeros((len(a), n), bool)
         inc[np.arange(len(a)), a] = inc[np.arange(len(a)), b] = True
@@ -64,7 +77,13 @@ def crash_info(pairs: PairInfo, walls: WallInfo | None, n_vehicles: int) -> Cras
         crush, residual = jnp.max(pick(c.crush), axis=0), jnp.max(pick(c.residual), axis=0)
         power = jnp.sum(pick(c.power), axis=0)
         touching, best, load = jnp.any(t, axis=0), jnp.max(force, axis=0), jnp.sum(force, axis=0)
-        partner = jnp.where(touching, other[jnp.argmax(force, axis=0), jnp.arange(n)], NO_PARTNER)
+        strongest = jnp.argmax(force, axis=0)  # (V,) the pair of each vehicle's strongest contact
+        partner = jnp.where(touching, other[strongest, jnp.arange(n)], NO_PARTNER)
+        side = body[strongest, jnp.arange(n)]  # (V,) which body of that pair the vehicle is
+        npair = len(a)
+        width = jnp.where(touching, _where(c, "width", (npair,))[strongest], 0.0)
+        X = jnp.where(touching[:, None], _where(c, "X", (npair, 2, 3))[strongest, side], 0.0)
+        normal = jnp.where(touching[:, None], _where(c, "normal", (npair, 2, 3))[strongest, side], 0.0)
     if walls is not None:
         w = walls.crush
         wall_forces = jnp.where(w.touching, walls.force, 0.0)
@@ -74,10 +93,17 @@ def crash_info(pairs: PairInfo, walls: WallInfo | None, n_vehicles: int) -> Cras
         crush = jnp.maximum(crush, jnp.max(w.crush[..., 0], axis=1))
         residual = jnp.maximum(residual, jnp.max(w.residual[..., 0], axis=1))
         power = power + jnp.sum(w.power[..., 0], axis=1)
-        partner = jnp.where(hit & (wall_force >= best), BARRIER, partner)
+        wall_wins = hit & (wall_force >= best)
+        partner = jnp.where(wall_wins, BARRIER, partner)
+        k = jnp.argmax(wall_forces, axis=1)  # (V,) each vehicle's strongest barrier
+        rows = jnp.arange(n)
+        nb = wall_forces.shape[1]
+        width = jnp.where(wall_wins, _where(w, "width", (n, nb))[rows, k], width)
+        X = jnp.where(wall_wins[:, None], _where(w, "X", (n, nb, 2, 3))[rows, k, 0], X)
+        normal = jnp.where(wall_wins[:, None], _where(w, "normal", (n, nb, 2, 3))[rows, k, 0], normal)
         touching = touching | hit
     return CrashInfo(touching=touching, crush=crush, residual=residual, power=power, partner=partner.astype(jnp.int32),
-                     load=load)
+                     load=load, width=width, X=X, normal=normal)
 
 
 def with_barriers(batch_item, state, r_pred, F_pred, terms, pair_info: PairInfo, settings: Settings):

@@ -71,13 +71,20 @@ class Crush(NamedTuple):
     touching () bool: the contact carries force; dmax () [m]: the largest overlap so far
     (the pair's persistent state, core.state.PairState.crush); crush (2,) [m]: dynamic crush
     of body 1 and body 2; residual (2,) [m]: their permanent crush; power (2,) [W]: the
-    power going into each structure (its time integral is the absorbed energy)."""
+    power going into each structure (its time integral is the absorbed energy). Laws with
+    structures also say where (analysis/damage.py): width () [m] the engaged width; X (2, 3)
+    [m] the force point's material label in each body; normal (2, 3) each body's outward
+    normal at the contact in its own frame (components along its unit d1, d2, d3); None
+    for laws without."""
 
     touching: jnp.ndarray
     dmax: jnp.ndarray
     crush: jnp.ndarray
     residual: jnp.ndarray
     power: jnp.ndarray
+    width: jnp.ndarray | None = None
+    X: jnp.ndarray | None = None
+    normal: jnp.ndarray | None = None
 
 
 def overlap_crush(touching, overlap, dmax) -> Crush:

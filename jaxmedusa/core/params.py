@@ -145,8 +145,10 @@ class ContactParams:
     [N s/m] belong to the physical law; eps1, eps2 are the squareness exponents.
     The crush law (contact/laws/crush.py, docs/crash-law.md): mu, mu_barrier [-] Coulomb
     friction between vehicles and against barriers; v_slip [m/s] stick-slip regularisation
-    speed; crush_rate [s/m] rate factor zeta; unload_exp [-] unloading exponent n (>= 1);
-    width_min [m] least engaged width."""
+    speed; crush_rate [s/m] rate factor zeta; unload_exp [-] unloading exponent n (>= 1) below
+    the damage threshold; restitution_high [-] the restitution of a severe crush (the
+    unloading exponent follows the crush depth between the two); width_min [m] least engaged
+    width."""
 
     p1: jnp.ndarray
     p2: jnp.ndarray
@@ -160,13 +162,15 @@ class ContactParams:
     crush_rate: jnp.ndarray
     unload_exp: jnp.ndarray
     width_min: jnp.ndarray
+    restitution_high: jnp.ndarray
 
 
 # The one place for contact defaults: vehicle.c's CONSTRAINT_MULTIPLIER1/2, the physical
 # law's spring and dashpot, the report's squareness exponents (report V: 0.4), and the crush
 # law's friction, rate and unloading constants (sources in docs/crash-law.md).
 CONTACT_DEFAULTS = dict(p1=2e4, p2=100.0, stiffness=1e6, damping=1e4, eps1=0.4, eps2=0.4,
-                        mu=0.5, mu_barrier=0.3, v_slip=0.1, crush_rate=0.01, unload_exp=14.0, width_min=0.1)
+                        mu=0.5, mu_barrier=0.3, v_slip=0.1, crush_rate=0.0, unload_exp=24.5, width_min=0.1,
+                        restitution_high=0.10)
 
 
 def contact_params(**values) -> ContactParams:

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
+from jaxmedusa.analysis.damage import DamageState, DamageTracker
 from jaxmedusa.solver.save_grid import hermite  # the tables' save grid interpolates the same way
 
 __all__ = ["ObservationTracker", "Observed", "hermite"]
@@ -32,20 +33,24 @@ class Observed(NamedTuple):
     F: jnp.ndarray  # (T, V, 3, 3) directors as columns
     v: jnp.ndarray  # (T, V, 3) [m/s]
     seen: jnp.ndarray  # (T,) bool: the time was crossed
+    damage: DamageState | None = None  # crush profiles (analysis/damage.py) when crush is observed
 
 
 @dataclass(frozen=True)
 class ObservationTracker:
-    """In-run tracker (solver/trackers.py) of the vehicles' states at `times` [s]."""
+    """In-run tracker (solver/trackers.py) of the vehicles' states at `times` [s]; with
+    `damage`, also their crush profiles (analysis.damage.DamageTracker)."""
 
     times: tuple[float, ...]
+    damage: bool = False
 
     def init(self, batch_item, state) -> Observed:
         vs = state.vehicles
         n_t = len(self.times)
         return Observed(prev_t=state.clock.t, prev_r=vs.r, prev_F=vs.F, prev_v=vs.v, prev_W=vs.W,
                         r=jnp.zeros((n_t,) + vs.r.shape, vs.r.dtype), F=jnp.zeros((n_t,) + vs.F.shape, vs.F.dtype),
-                        v=jnp.zeros((n_t,) + vs.v.shape, vs.v.dtype), seen=jnp.zeros((n_t,), bool))
+                        v=jnp.zeros((n_t,) + vs.v.shape, vs.v.dtype), seen=jnp.zeros((n_t,), bool),
+                        damage=DamageTracker().init(batch_item, state) if self.damage else None)
 
     def update(self, m: Observed, batch_item, state, info) -> Observed:
         vs, t1 = state.vehicles, state.clock.t
@@ -66,4 +71,5 @@ class ObservationTracker:
         return Observed(prev_t=keep(t1, m.prev_t), prev_r=keep(vs.r, m.prev_r), prev_F=keep(vs.F, m.prev_F),
                         prev_v=keep(vs.v, m.prev_v), prev_W=keep(vs.W, m.prev_W),
                         r=jnp.where(c3, r, m.r), F=jnp.where(c4, F, m.F), v=jnp.where(c3, v, m.v),
-                        seen=m.seen | cross)
+                        seen=m.seen | cross,
+                        damage=DamageTracker().update(m.damage, batch_item, state, info) if self.damage else None)

@@ -37,7 +37,8 @@ from jaxmedusa.build import build_batch
 from jaxmedusa.core.pytree import replace
 from jaxmedusa.core.safe_math import heading, safe_hypot
 from jaxmedusa.core.status import Status
-from jaxmedusa.fit.spec import FitSpec
+from jaxmedusa.analysis.damage import first_collision_metrics
+from jaxmedusa.fit.spec import CRUSH_QUANTITIES, FitSpec
 from jaxmedusa.physics import road as road_mod
 from jaxmedusa.fit.observe import ObservationTracker, Observed
 from jaxmedusa.solver.simulate import finish, init_metrics, simulate
@@ -85,9 +86,11 @@ class FitProblem:
         self._is_heading = np.array([r[3] == "heading_deg" for r in rows])
         self._at_rest = np.array([o.at_rest for o in spec.observations for _ in o.values])
         self.times = sorted({o.time for o in spec.observations if not o.at_rest})
+        crush = any(r[3] in CRUSH_QUANTITIES for r in rows)  # C1..C6 observed: track the crush profiles
         skids = any(r[3] == "skid_length" for r in rows)
         # the rest tracker (skid marks) only where a skid length is observed: no extra work otherwise
-        self.tracker = CombinedTracker((ObservationTracker(tuple(self.times)), RestTracker() if skids else None))
+        self.tracker = CombinedTracker((ObservationTracker(tuple(self.times), damage=crush),
+                                        RestTracker() if skids else None))
 
     @property
     def n_unknowns(self) -> int:
@@ -190,8 +193,15 @@ class FitProblem:
     def predict(self, x):
         """(model values (m,) in the observations' units, status of the run ())."""
         obs, rest, final = self._evaluate(x)
+        crush = None
+        if obs.damage is not None:  # the first collision's C1..C6 (analysis/damage.py), [V]
+            dm = jax.tree.map(lambda a: a[0], obs.damage)
+            crush = first_collision_metrics(dm, jax.tree.map(lambda a: a[0], self.batch.vehicle))
         out = []
         for (_, k, T, q, _, _), at_rest in zip(self.rows, self._at_rest):
+            if q in CRUSH_QUANTITIES:
+                out.append(crush[q][k])
+                continue
             if q == "skid_length":  # the whole run's longest wheel mark (analysis/skids.py)
                 out.append(jnp.max(rest.skids.length[0, k]))
                 continue

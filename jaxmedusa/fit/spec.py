@@ -29,7 +29,9 @@ Fit file (TOML; every key is checked, errors name the file and the key):
                                           #   rest with end_condition = "rest"), or "rest"
     x = 52.1                              # any of x, y [m], heading_deg [deg], speed [m/s],
     y = 1.3                               #   skid_length [m] (the vehicle's longest wheel mark
-    heading_deg = 4.2                     #   over the run, analysis/skids.py: time "end"/"rest")
+    heading_deg = 4.2                     #   over the run, analysis/skids.py: time "end"/"rest");
+                                          #   at time = "end" also c1..c6 [m], the crush
+                                          #   profile of the vehicle's first collision
     sigma = { x = 0.1, y = 0.1, heading_deg = 0.5 }   # standard deviation of each given quantity
 
     time = "rest": the vehicle at rest, where the run ends (needs [simulation] end_condition =
@@ -74,9 +76,12 @@ FitError = MedusaInputError  # the CLI's exit-code-2 error, as for scenario and 
 
 QUANTITIES = ("x", "y", "heading_deg", "speed", "skid_length")  # observable quantities, in this order
 WHOLE_RUN = ("skid_length",)  # quantities of the whole run: only with time "end" or "rest"
+# The crush profile of the vehicle's first collision (analysis/damage.py), observable at "end"
+# only: C1..C6 [m] as an investigator measures them (NASS), each with its sigma.
+CRUSH_QUANTITIES = tuple(f"c{i}" for i in range(1, 7))
 _TOP_KEYS = ("name", "description", "scenario", "simulation", "contact", "tire", "unknowns", "observations", "fit")
 _UNKNOWN_KEYS = ("path", "initial", "bounds", "spread")
-_OBS_KEYS = ("vehicle", "time", "sigma") + QUANTITIES
+_OBS_KEYS = ("vehicle", "time", "sigma") + QUANTITIES + CRUSH_QUANTITIES
 _FIT_KEYS = ("starts", "max_iterations", "seed", "rtol", "atol")
 _FITTABLE = ("vehicle", "driver", "contact")  # Target kinds the simulation holds as arrays
 
@@ -284,12 +289,15 @@ def _observations(t, base: Scenario, settings: Settings, err: InputErrors) -> li
             if not 0.0 <= time <= settings.end_time:
                 err.fail(f"{where}.time", f"{time:g} s lies outside the simulated [0, {settings.end_time:g}] s "
                          "(simulation.end_time)")
-        given = [q for q in QUANTITIES if q in o]
+        given = [q for q in QUANTITIES + CRUSH_QUANTITIES if q in o]
         if not given:
-            err.fail(where, f"no observed quantity: give any of {', '.join(QUANTITIES)}")
+            err.fail(where, f"no observed quantity: give any of {', '.join(QUANTITIES + CRUSH_QUANTITIES)}")
         for q in given:
             if q in WHOLE_RUN and o["time"] not in ("end", "rest"):
                 err.fail(f"{where}.{q}", f"{q} is a quantity of the whole run: give time = \"end\" or \"rest\"")
+        crush = [q for q in given if q in CRUSH_QUANTITIES]
+        if crush and not at_rest and time != settings.end_time:
+            err.fail(f"{where}.{crush[0]}", "a crush profile is observed at time = \"end\" (the permanent crush)")
         sigma = err.table(o.get("sigma", {}), f"{where}.sigma")
         for s in sigma:
             if s not in given:

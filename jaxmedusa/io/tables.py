@@ -53,7 +53,7 @@ from jaxmedusa.core.status import status_label
 
 __all__ = ["write_trajectory", "trajectory_table", "scenarios_table", "write_table", "write_columns", "columns_table",
            "arrow_array", "write_text", "umask", "read_table", "provenance", "git_commit", "metric_columns",
-           "write_pulse", "COUNT_COLUMNS"]
+           "write_pulse", "write_damage", "COUNT_COLUMNS"]
 
 # Per-scenario step and contact counts after `steps` (analysis.step_counts, outcomes.SCENARIO_METRICS).
 COUNT_COLUMNS = ("rejected_steps", "contact_steps", "contact_runs", "episodes")
@@ -73,6 +73,8 @@ METRIC_UNITS = {
     "lane_departure": "-", "energy_start": "J", "energy_end": "J",
     "max_crush": "m", "residual_crush": "m", "pulse_duration": "s", "mean_decel_g": "g", "peak_decel_g": "g",
     "restitution": "-", "absorbed_energy": "J", "ees": "m/s",
+    **{f"c{i}": "m" for i in range(1, 7)}, "damage_width": "m", "damage_offset": "m", "crash3_energy": "J",
+    "collision_delta_v": "m/s", "collision_pdof_clock": "h", "cdc": "",
     "rest_x": "m", "rest_y": "m", "rest_heading": "deg", "rest_time": "s", "distance": "m", "skid_length": "m",
 }
 # Rest metrics that are null where the vehicle still moves at the end (analysis.rest.AT_REST_ONLY).
@@ -202,6 +204,24 @@ def write_columns(columns: dict, path: str | Path, metadata: dict[str, str] | No
     return write_table(columns_table(columns), path, metadata)
 
 
+DAMAGE_UNITS = {**{f"c{i}": "m" for i in range(1, 7)}, "damage_width": "m", "damage_offset": "m",
+                "crash3_energy": "J", "max_residual_crush": "m", "delta_v": "m/s", "pdof_clock": "h"}
+
+
+def write_damage(rows: list[dict], path: str | Path, metadata: dict[str, str] | None = None) -> Path:
+    """Write damage.parquet: one row per vehicle (1-based) and collision (analysis.damage.
+    damage_rows): vehicle, collision, c1..c6, damage_width, damage_offset, area, crash3_energy,
+    max_residual_crush, delta_v, pdof_clock, cdc; units in the field metadata (b"unit")."""
+    names = ["vehicle", "collision", *[f"c{i}" for i in range(1, 7)], "damage_width", "damage_offset", "area",
+             "crash3_energy", "max_residual_crush", "delta_v", "pdof_clock", "cdc"]
+    ints, strings = {"vehicle", "collision", "pdof_clock"}, {"area", "cdc"}
+    arrays = [pa.array([r[n] for r in rows], type=pa.int32() if n in ints else pa.string() if n in strings
+                       else pa.float64()) for n in names]
+    fields = [pa.field(n, a.type, metadata={b"unit": DAMAGE_UNITS[n].encode()} if n in DAMAGE_UNITS else None)
+              for n, a in zip(names, arrays)]
+    return write_table(pa.Table.from_arrays(arrays, schema=pa.schema(fields)), path, metadata)
+
+
 def read_table(path: str | Path) -> pa.Table:
     return pq.read_table(path)
 
@@ -327,6 +347,11 @@ def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict
             null = np.asarray(metrics["pdof_clock"])[:, :n_vehicles] == 0
         elif name in _AT_REST_ONLY:  # analysis/rest.py: not at rest at the end of the run
             null = np.asarray(metrics["rest_time"])[:, :n_vehicles] < 0.0
+        if name == "cdc":  # SAE J224 codes (N, V, 5) -> one string column per vehicle
+            from jaxmedusa.analysis.damage import cdc_string  # noqa: PLC0415 (analysis imports io)
+            for k, col in enumerate(metric_columns(name, n_vehicles)):
+                cols[col] = pa.array([cdc_string(c) for c in a[:, k]])
+            continue
         if a.ndim == 3:  # vectors: (N, V, 3) -> V*3 columns
             a = a.reshape(a.shape[0], -1)
         names = metric_columns(name, n_vehicles)

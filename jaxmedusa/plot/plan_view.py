@@ -106,7 +106,8 @@ def draw_plan(ax, run: RunData, t_max: float | None = None, every: float = OUTLI
     Outline polygons carry gid "outline-<n>" (vehicle n), paths "path-<n>", skid marks
     "skid-<n>" (analysis/skids.py: each run of samples with wheel<k>_skid true, drawn thick
     and dark in the ground frame only, where marks lie), contact markers "contact",
-    normals "normal", road lines "road". Returns counts per kind."""
+    normals "normal", road lines "road", residual crush profiles "crush-<n>"
+    (damage.parquet, on the outline at t_max). Returns counts per kind."""
     counts = {"outlines": 0, "contacts": 0, "skid_marks": 0}
     t_end = float(run.trajectory["time"].max())
     t_max = t_end if t_max is None else t_max
@@ -169,6 +170,7 @@ def draw_plan(ax, run: RunData, t_max: float | None = None, every: float = OUTLI
                 poly = shift(poly, first["geometry_time"])
                 ax.add_patch(Polygon(poly, closed=True, fill=False, edgecolor=vehicle_color(n), lw=2.0,
                                      gid="contact-outline", zorder=4))
+    counts["crush"] = draw_crush(ax, run, t_max, shift)
     if limits is None and all_xy:
         xy = np.concatenate(all_xy)
         pad = 2.0
@@ -192,6 +194,42 @@ def _draw_skid_marks(ax, rows: pd.DataFrame, n: int) -> int:
                     marker="." if len(mark) == 1 else None, gid=f"skid-{n}", zorder=1)
             drawn += 1
         k += 1
+    return drawn
+
+
+def crush_points(row, semi_axes) -> np.ndarray:
+    """(6, 3) material points [m] of a damage row's C1..C6 (analysis/damage.py): the stations
+    across the damaged face, pushed in from the contact shape's face by the residual crush."""
+    a0, a1 = float(semi_axes[0]), float(semi_axes[1])
+    c = np.array([row[f"c{i}"] for i in range(1, 7)])
+    s = row["damage_offset"] + row["damage_width"] * (0.5 - np.linspace(0.0, 1.0, 6))  # C1 left / front
+    z = np.zeros(6)
+    return {"F": lambda: np.stack([a0 - c, s, z], 1), "B": lambda: np.stack([-a0 + c, s, z], 1),
+            "L": lambda: np.stack([s, a1 - c, z], 1), "R": lambda: np.stack([s, -a1 + c, z], 1)}[row["area"]]()
+
+
+def draw_crush(ax, run: RunData, t_max: float, shift) -> int:
+    """Each vehicle's residual crush profiles (damage.parquet) on its outline at t_max: a bold
+    line through C1..C6 and the CDC beside C1 (gid "crush-<n>"). Returns the rows drawn."""
+    if run.damage is None or not len(run.damage):
+        return 0
+    drawn = 0
+    for _, row in run.damage.iterrows():
+        n = int(row["vehicle"])
+        rows = run.vehicle(n)
+        rows = rows[rows["time"] <= t_max + 1e-9]
+        if rows.empty or row["damage_width"] <= 0.0:
+            continue
+        veh = next(v for v in run.vehicles if v["number"] == n)
+        last = rows.iloc[[-1]]
+        F = directors(last)[0]
+        pts = last[["x", "y", "z"]].to_numpy()[0] + crush_points(row, veh["contact_semi_axes"]) @ F.T
+        xy = shift(pts[:, :2], float(last["time"].iloc[0]))
+        ax.plot(xy[:, 0], xy[:, 1], color="crimson", lw=2.5, solid_capstyle="round", gid=f"crush-{n}", zorder=6)
+        if row["cdc"]:
+            ax.annotate(row["cdc"], xy[0], fontsize="x-small", color="crimson", gid=f"crush-{n}", zorder=6,
+                        xytext=(3, 3), textcoords="offset points")
+        drawn += 1
     return drawn
 
 

@@ -31,6 +31,7 @@ class RunData:
     road: np.ndarray | None  # (n, 4) road.dat points x, y, z [m], bank [deg]; None = flat plane
     events: pd.DataFrame | None = None  # contact_events.parquet
     crash_pulse: pd.DataFrame | None = None  # crash_pulse.parquet
+    damage: pd.DataFrame | None = None  # damage.parquet (analysis/damage.py)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -69,9 +70,10 @@ def load_run(folder: str | Path) -> RunData:
     road = json.loads(meta.get("jaxmedusa.road", "null"))
     events = pd.read_parquet(folder / "contact_events.parquet") if (folder / "contact_events.parquet").exists() else None
     pulse = pd.read_parquet(folder / "crash_pulse.parquet") if (folder / "crash_pulse.parquet").exists() else None
+    damage = pd.read_parquet(folder / "damage.parquet") if (folder / "damage.parquet").exists() else None
     return RunData(name=meta.get("jaxmedusa.scenario", folder.name), trajectory=table, vehicles=vehicles,
                    shape=shape, road=None if road is None else np.asarray(road, float), events=events,
-                   crash_pulse=pulse, notes=notes)
+                   crash_pulse=pulse, damage=damage, notes=notes)
 
 
 def directors(rows: pd.DataFrame) -> np.ndarray:

@@ -45,7 +45,8 @@ __all__ = ["GRADIENT_METRICS", "gradient_column", "output_columns", "check_gradi
 
 # Metrics with a derivative (floats); counts, flags and clock hours are left out.
 GRADIENT_METRICS = tuple(m for m in VEHICLE_METRICS
-                         if m not in ("contact_episodes", "pdof_clock", "spin_out", "lane_departure"))
+                         if m not in ("contact_episodes", "pdof_clock", "spin_out", "lane_departure",
+                                       "collision_pdof_clock", "cdc"))
 REL_STEP = 1e-6  # relative step of the build's central difference (module docstring)
 
 # Units of the values a study path sets (for the unit metadata of gradient columns).
@@ -56,7 +57,7 @@ _PATH_UNITS = {"x": "m", "y": "m", "speed": "m/s", "heading": "deg", "orientatio
                **{f"crush_a_{f}": "N/m" for f in ("front", "rear", "side")},
                **{f"crush_b_{f}": "N/m^2" for f in ("front", "rear", "side")},
                "mu": "-", "mu_barrier": "-", "v_slip": "m/s", "crush_rate": "s/m", "unload_exp": "-",
-               "width_min": "m"}
+               "width_min": "m", "restitution_high": "-"}
 
 
 def gradient_column(of: str, wrt: str) -> str:

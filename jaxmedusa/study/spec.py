@@ -39,6 +39,8 @@ METRIC_GROUPS = {
     "energy": ("energy_start", "energy_end"),
     "crash": ("max_crush", "residual_crush", "pulse_duration", "mean_decel_g", "peak_decel_g", "restitution",
               "absorbed_energy", "ees"),
+    "damage": ("c1", "c2", "c3", "c4", "c5", "c6", "damage_width", "damage_offset", "crash3_energy",
+               "collision_delta_v", "collision_pdof_clock", "cdc"),
     "rest": ("rest_x", "rest_y", "rest_heading", "rest_time", "distance", "skid_length"),  # analysis/rest.py
 }
 assert set(itertools.chain(*METRIC_GROUPS.values())) == set(VEHICLE_METRICS)
@@ -228,3 +230,5 @@ def check_contact(c: dict, fail):
         fail("v_slip", f"{c['v_slip']:g} must be > 0 [m/s] (the friction regularisation speed)")
     if "unload_exp" in c and not c["unload_exp"] >= 1.0:
         fail("unload_exp", f"{c['unload_exp']:g} must be >= 1 (unloading below the loading line)")
+    if "restitution_high" in c and not 0.0 <= c["restitution_high"] < 1.0:
+        fail("restitution_high", f"{c['restitution_high']:g} must lie in [0, 1)")

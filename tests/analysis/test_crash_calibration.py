@@ -24,6 +24,7 @@ import jaxmedusa  # noqa: F401  (float64)
 from jaxmedusa.analysis.crash_pulse import PulseTracker, pulse_table, ticks_for
 from jaxmedusa.analysis.outcomes import Outcomes, outcome_arrays
 from jaxmedusa.build import build_batch
+from jaxmedusa.contact.laws.crush import unloading_exponent
 from jaxmedusa.core.params import GRAVITY, Settings
 from jaxmedusa.core.pytree import replace
 from jaxmedusa.core.scenario import RoadSpec, VehicleSpec
@@ -40,7 +41,8 @@ OFFSET = ROOT / "studies" / "medusa" / "offset"
 DT_STUDY = SMOOTH_LAW_STEP["crush"]["dt"]  # [s], the crush law's study default (4e-4 s)
 TRACKER = CombinedTracker((Outcomes(), PulseTracker(window=0.21, ticks_per_step=ticks_for(DT_STUDY))))
 MASS = 1573.0  # [kg], Appendix C model 1
-A_FRONT, B_FRONT, WIDTH, N_EXP = 44e3, 550e3, 1.6, 14.0  # the defaults, and the car's contact width [m]
+A_FRONT, B_FRONT, WIDTH = 44e3, 550e3, 1.6  # the defaults, and the car's contact width [m]
+N_LOW, E_HIGH = 24.5, 0.10  # the default unloading exponent below the threshold, restitution of a severe crush
 X_START = 0.29  # [m]: the contact shape's front (2.0 m ahead of the centre) 1 cm from the wall at x = 2.3 m
 
 
@@ -71,12 +73,13 @@ def barrier_runs():
 def test_ncap_56kmh_full_width_rigid_barrier():
     """Issue 12 targets for a mid-size car (here 1573 kg) with the default parameters:
     maximum dynamic crush 0.5-0.75 m, pulse 0.07-0.13 s, mean deceleration 15-30 g,
-    restitution 0.05-0.2 (NCAP full-width tests of mid-size cars fall in these bands)."""
+    restitution 0.05-0.15 (NCAP full-width tests of mid-size cars fall in these bands; staged
+    tests give about 0.1 at high speed, SAE 931842)."""
     m, _ = barrier_runs()[0]
     assert 0.5 <= m["max_crush"][0] <= 0.75
     assert 0.07 <= m["pulse_duration"][0] <= 0.13
     assert 15.0 <= m["mean_decel_g"][0] <= 30.0
-    assert 0.05 <= m["restitution"][0] <= 0.2
+    assert 0.05 <= m["restitution"][0] < 0.15
     # the permanent crush is Campbell's C = x_max - A/B (A/B = 0.08 m for the front face; exact)
     assert m["residual_crush"][0] == pytest.approx(m["max_crush"][0] - A_FRONT / B_FRONT, abs=1e-9)
     # energy bookkeeping: the structure absorbs the kinetic energy less the rebound's
@@ -90,11 +93,14 @@ def test_ncap_56kmh_full_width_rigid_barrier():
 
 
 def test_8kmh_barrier_is_nearly_elastic():
-    """8 km/h (below the damage threshold of most bumpers): residual crush < 2 cm, e >= 0.3."""
+    """8 km/h (just above the default car's 6.8 km/h damage threshold): residual crush < 2 cm;
+    restitution 0.1-0.25, between the staged tests' low-speed 0.2-0.4 and high-speed 0.1 (SAE
+    931842), and at most sqrt(5 %) = 0.22 for the crush-phase energy to be CRASH3's within 5 %
+    (tests/analysis/test_crash3_consistency.py). The slow rebound (0.4 m/s over the 8 cm
+    elastic spring-back) outlasts the 0.21 s window: the force left is below 1e-3 of the peak."""
     m, _ = barrier_runs()[2]
-    assert m["pulse_duration"][0] < 0.2  # the whole pulse fits the 0.21 s simulated
     assert m["residual_crush"][0] < 0.02
-    assert m["restitution"][0] >= 0.3
+    assert 0.1 <= m["restitution"][0] <= 0.25
 
 
 def test_halving_dt_changes_delta_v_by_less_than_half_a_percent():
@@ -120,8 +126,8 @@ def test_study_default_dt_keeps_the_crash_outcomes_within_half_a_percent():
             assert new[key][0] == pytest.approx(ref[key][0], rel=5e-3), key
     m56, m8 = barrier_runs()[3][0], barrier_runs()[4][0]
     assert 0.5 <= m56["max_crush"][0] <= 0.75 and 0.07 <= m56["pulse_duration"][0] <= 0.13
-    assert 15.0 <= m56["mean_decel_g"][0] <= 30.0 and 0.05 <= m56["restitution"][0] <= 0.2
-    assert m8["residual_crush"][0] < 0.02 and m8["restitution"][0] >= 0.3
+    assert 15.0 <= m56["mean_decel_g"][0] <= 30.0 and 0.05 <= m56["restitution"][0] < 0.15
+    assert m8["residual_crush"][0] < 0.02 and 0.1 <= m8["restitution"][0] <= 0.25
 
 
 def test_crash_pulse_at_the_study_default_dt():
@@ -154,7 +160,8 @@ def test_crash_pulse_integrates_to_delta_v():
     assert integral == pytest.approx(m["delta_v_body"][0][0], rel=0.01)
     assert np.trapezoid(tab["a_long_cfc60"], tab["t_rel"]) == pytest.approx(integral, rel=0.01)
     peak = np.max(np.abs(tab["a_long"]))
-    assert np.max(np.abs(tab["a_long_cfc60"] - tab["a_long"])) < 0.05 * peak
+    # 6 %: the force's slope jumps at first contact and at the turn to unloading (measured 5.1 %)
+    assert np.max(np.abs(tab["a_long_cfc60"] - tab["a_long"])) < 0.06 * peak
     assert 30.0 < np.max(np.abs(tab["a_long_cfc60"])) / GRAVITY < 50.0
 
 
@@ -167,12 +174,13 @@ def test_offset_rear_end_restitution_and_momentum():
     v2 = sc.vehicles[1]
     sc.vehicles[1] = dataclasses.replace(v2, x=4.01)
     sc.road = RoadSpec(points=None)
-    st = Settings(end_time=0.25, dt=5e-5, contact_law="crush", save_every=0.25)
+    # 0.4 s: below the damage threshold the cars part at ~0.5 m/s over the pair's ~6 cm spring-back
+    st = Settings(end_time=0.4, dt=5e-5, contact_law="crush", save_every=0.4)
     batch, s0 = build_batch([sc], dt=st.dt)
     res = simulate(batch, s0, st, tracker=TRACKER, record=False)
     m = _metrics(batch, res, 0)
-    assert m["contact_episodes"][0] == 1 and m["last_contact_time"][0] < 0.24  # over before the end
-    assert 0.2 <= m["restitution"][0] <= 0.6
+    assert m["contact_episodes"][0] == 1 and m["last_contact_time"][0] < 0.39  # over before the end
+    assert 0.2 <= m["restitution"][0] <= 0.45
     assert m["restitution"][0] == pytest.approx(m["restitution"][1], rel=1e-9)
     np.testing.assert_allclose(m["delta_v_vec"][0] + m["delta_v_vec"][1], 0.0, atol=1e-9)
 
@@ -201,7 +209,8 @@ def test_total_energy_never_rises_during_the_collision():
     xmax = np.maximum.accumulate(x)
     d = np.minimum(xmax, A_FRONT / B_FRONT)
     ratio = np.clip((x - xp) / np.where(d > 0, d, 1.0), 0.0, 1.0)
-    stored = WIDTH * B_FRONT * xmax * d * ratio ** (N_EXP + 1) / (N_EXP + 1)
+    n = np.asarray(unloading_exponent(jnp.asarray(d / xmax), N_LOW, E_HIGH))  # the law's exponent at this x_max
+    stored = WIDTH * B_FRONT * xmax * d * ratio ** (n + 1) / (n + 1)
     total = e + stored
     assert x.max() > 0.5 and x[-1] < x.max() - 0.07  # the crash and its rebound happened in the window
     assert np.max(np.diff(total)) < 0.5

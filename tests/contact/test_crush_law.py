@@ -12,7 +12,8 @@ import pytest
 
 import jaxmedusa  # noqa: F401  (float64)
 from jaxmedusa.contact.laws import LAWS
-from jaxmedusa.contact.laws.crush import crush_force, face_coefficients, friction_force, pair_terms
+from jaxmedusa.contact.laws.crush import (RESTITUTION_SHAPE, crush_force, face_coefficients, friction_force, pair_terms,
+                                          unloading_exponent)
 from jaxmedusa.contact.shapes import cold_warm, gauge, pair_geometry
 from jaxmedusa.contact.shapes.support import dual_gauge, support
 from jaxmedusa.contact.types import Motion
@@ -82,6 +83,32 @@ def test_unloading_is_below_loading_and_returns_the_stated_fraction():
     np.testing.assert_allclose(e_back / e_load, expected, rtol=1e-4)
 
 
+@pytest.mark.parametrize("xmax", [0.05, 0.09, 0.2, 0.4, 0.66])
+def test_unloading_returns_the_restitution_the_law_asks_for(xmax):
+    """With restitution_high the exponent follows the elastic fraction q = (x_max - x_p) /
+    x_max: the unloading path returns e(q)^2 of the loading energy, e(q) = e_high + (e_low -
+    e_high) q^p, e_low = sqrt(2 / (n0 + 1)) (q = 1 below the damage threshold A/B = 8 cm).
+    Hand formula against the quadrature of the path (2e4 trapezoids of a power <= 25: 1e-4)."""
+    n0, e_high = 24.5, 0.10
+    down = np.linspace(xmax, 0.0, 20001)
+    outs = jax.vmap(lambda d: crush_force(d, 0.0, xmax, W, A, B, 0.0, np.inf, n0, 0.0, e_high))(jnp.asarray(down))
+    e_back = np.trapezoid(np.asarray(outs.force)[::-1], down[::-1])
+    q = min(xmax, A / B) / xmax
+    e = e_high + (np.sqrt(2.0 / (n0 + 1.0)) - e_high) * q**RESTITUTION_SHAPE
+    np.testing.assert_allclose(e_back / (0.5 * W * B * xmax**2), e * e, rtol=1e-4)
+
+
+def test_restitution_falls_with_the_crush_depth():
+    """e(q) = sqrt(2 q / (n(q) + 1)) rises with the elastic fraction q, i.e. falls as the crush
+    deepens (q = A / (B x_max) above the threshold), from e_low at q = 1 to e_high; the
+    exponent never drops below 1 (a path above the loading line)."""
+    q = jnp.linspace(0.02, 1.0, 50)
+    n = unloading_exponent(q, 24.5, 0.10)
+    e = np.sqrt(2 * np.asarray(q) / (np.asarray(n) + 1))
+    assert np.all(np.diff(e) > 0) and np.all(np.asarray(n) >= 1.0)
+    assert e[-1] == pytest.approx(np.sqrt(2 / 25.5), rel=1e-12) and e[0] == pytest.approx(0.10, rel=0.01)
+
+
 def test_no_permanent_crush_below_the_damage_threshold_and_reloading_retraces():
     """x_max < A/B leaves nothing; reloading follows the unloading curve back to x_max and then
     the loading line (no energy from a reload)."""
@@ -146,6 +173,32 @@ def test_friction_is_coulomb_when_sliding_and_smooth_through_zero():
     assert float(-f[0]) == pytest.approx(mu * n_force, rel=1e-4)  # 10 m/s >> v_slip: 1 - 5e-5
     g = jax.grad(lambda v: friction_force(n_force, jnp.array([v, 0.0, 0.0]), mu, vs)[0])(0.0)
     assert np.isfinite(g) and float(g) == pytest.approx(-mu * n_force / vs)  # finite stick stiffness
+
+
+def test_friction_acts_along_the_horizontal_tangent_only():
+    """With the tangent t the law passes (E3 x n), a vertical sliding velocity (pitch, dive)
+    gives no friction at all, and an oblique one only its t part: Coulomb along t (exact)."""
+    t = jnp.array([0.0, 1.0, 0.0])
+    assert np.all(np.asarray(friction_force(1e5, jnp.array([0.0, 0.0, 2.0]), 0.5, 0.1, t)) == 0.0)
+    f = np.asarray(friction_force(1e5, jnp.array([0.0, 3.0, 2.0]), 0.5, 0.1, t))
+    assert f[0] == 0.0 and f[2] == 0.0 and -f[1] == pytest.approx(0.5e5 * 3.0 / np.sqrt(9.01), rel=1e-12)
+
+
+def test_pair_force_is_horizontal_for_a_tilted_normal():
+    """The law is planar (CRASH3, EDSMAC): a contact normal tilted out of the horizontal (the
+    cars pitched against each other) and a vertical relative velocity give a contact force
+    with no vertical component on either body (dv_z = 0 exactly)."""
+    cp = jax.tree.map(jnp.asarray, contact_params())
+    p = Props(jnp.asarray(1500.0), jnp.array([600.0, 1400.0, 300.0]), AX, CRUSH_A, CRUSH_B)
+    n1 = jnp.array([np.cos(0.2), 0.0, np.sin(0.2)])
+    geom = pair_geometry("superellipsoid", jnp.zeros(3), jnp.eye(3), AX, jnp.array([3.9, 0.0, 0.0]), jnp.eye(3), AX,
+                         cold_warm(), broad_phase="enclosing")
+    geom = geom._replace(n1=n1, touching=jnp.asarray(True), phi1=jnp.asarray(-0.1))
+    m1 = Motion(jnp.array([8.0, 0.0, 0.5]), jnp.zeros((3, 3)), jnp.zeros(3), jnp.eye(3))
+    m2 = Motion(jnp.zeros(3), jnp.zeros((3, 3)), jnp.array([3.9, 0.0, 0.0]), jnp.eye(3))
+    _, t1, t2, f, _ = pair_terms(geom, jnp.zeros(2), jnp.zeros(()), m1, m2, p, p, cp)
+    assert float(f) > 0.0 and float(t1.dv[2]) == 0.0 and float(t2.dv[2]) == 0.0
+    assert float(t2.dv[0]) > 0.0  # pushed forward along the horizontal part of n1
 
 
 # ----------------------------------------------------------------------------- two bodies

@@ -18,15 +18,19 @@ B_s = B_i B_j / (B_i + B_j), and its permanent overlap is delta_p = sum_i max(0,
 - d0_i). A rigid barrier is B_j = infinity (s_vehicle = 1).
 
 Unloading (and reloading below delta_max): F/w = B_s delta_max ((delta - delta_p) /
-(delta_max - delta_p))^n, n = ContactParams.unload_exp >= 1. It lies below the loading line,
-so every load-unload cycle absorbs energy; it returns the fraction 2 (delta_max - delta_p) /
-((n + 1) delta_max) of the loading energy (restitution^2 without the rate term). delta_max,
-the largest overlap reached, is the pair's state (core.state.PairState.crush): permanent.
+(delta_max - delta_p))^n. It lies below the loading line, so every load-unload cycle absorbs
+energy; it returns the fraction 2 q / (n + 1) of the loading energy, q = (delta_max -
+delta_p) / delta_max (restitution^2 of the structure). n follows the state (unloading_exponent)
+so that the restitution falls with the crush depth as staged tests show: e(q) = e_high +
+(e_low - e_high) q^6, e_low = sqrt(2 / (unload_exp + 1)), e_high = restitution_high.
+delta_max, the largest overlap reached, is the pair's state (core.state.PairState.crush):
+permanent.
 
 Crush rate: F = w f(delta) max(0, 1 + zeta d(delta)/dt), zeta = ContactParams.crush_rate
-[s/m] (strain-rate stiffening on loading, a dashpot-like loss on unloading; its power is
-never positive). Friction: Coulomb, mu F, opposing the tangential sliding velocity v_t at the
-contact point, regularised as v_t / sqrt(|v_t|^2 + v_slip^2) (smooth and differentiable).
+[s/m] (default 0; its power is never positive). The law is planar (CRASH3, EDSMAC): the force
+acts along the horizontal part of the contact normal, and friction (Coulomb, mu F) along the
+horizontal tangent t = E3 x n against the sliding speed v_t = v_rel . t, regularised as
+v_t / sqrt(v_t^2 + v_slip^2) (smooth and differentiable).
 
 Faces. The outward normal of vehicle i at the contact, in its body frame (u1 forward, u2
 left), weights its face coefficients: B = (max(u1,0)^2 B_front + max(-u1,0)^2 B_rear +
@@ -52,7 +56,8 @@ from jaxmedusa.contact.shapes.support import extent, horizontal_tangent
 from jaxmedusa.contact.types import ContactLaw, ContactTerms, Crush, material_point_velocity
 from jaxmedusa.core.safe_math import TINY, normalize, safe_pow
 
-__all__ = ["CrushForce", "crush_force", "friction_force", "face_coefficients", "applied_terms", "engaged_width",
+__all__ = ["CrushForce", "crush_force", "unloading_exponent", "RESTITUTION_SHAPE", "friction_force", "face_coefficients",
+           "applied_terms", "body_normal", "engaged_width",
            "pair_terms", "wall_terms", "LAW", "FRONT", "REAR", "SIDE"]
 
 FRONT, REAR, SIDE = 0, 1, 2  # order of VehicleParams.crush_a / crush_b
@@ -71,13 +76,30 @@ class CrushForce(NamedTuple):
     power: jnp.ndarray
 
 
-def crush_force(delta, rate, dmax, width, a1, b1, a2, b2, unload_exp, crush_rate) -> CrushForce:
+RESTITUTION_SHAPE = 6.0  # [-] p of e(q) = e_high + (e_low - e_high) q^p (docs/crash-law.md, "Restitution")
+
+
+def unloading_exponent(q, unload_exp, restitution_high):
+    """Unloading exponent n [-] of a path whose elastic fraction is q = (delta_max - delta_p) /
+    delta_max (1 below the damage threshold, -> A/(B x_max) in a severe crash).
+
+    The path returns 2 q / (n + 1) of the loading energy, a restitution e = sqrt(2 q / (n + 1)).
+    The law asks for e(q) = e_high + (e_low - e_high) q^p, e_low = sqrt(2 / (unload_exp + 1))
+    (q = 1: the exponent unload_exp), so n = 2 q / e(q)^2 - 1, at least 1."""
+    e_low = jnp.sqrt(2.0 / (unload_exp + 1.0))
+    e = restitution_high + (e_low - restitution_high) * safe_pow(q, RESTITUTION_SHAPE)
+    return jnp.maximum(2.0 * q / jnp.maximum(e * e, TINY) - 1.0, 1.0)
+
+
+def crush_force(delta, rate, dmax, width, a1, b1, a2, b2, unload_exp, crush_rate, restitution_high=None) -> CrushForce:
     """Normal force of two crushable structures in series (module docstring).
 
     delta [m]: overlap (> 0 when touching; <= 0 gives no force); rate [m/s]: d(delta)/dt
     (> 0 closing); dmax [m]: largest overlap so far (state); width [m]; a_i [N/m], b_i
     [N/m^2]: Campbell coefficients of the faces in contact; b2 = inf for a rigid barrier (a2
-    unused). unload_exp [-] >= 1; crush_rate [s/m].
+    unused). unload_exp [-] >= 1: the unloading exponent below the damage threshold;
+    crush_rate [s/m]; restitution_high [-]: the restitution of a severe crush (None: the
+    exponent stays unload_exp at every depth).
     """
     rigid2 = jnp.isinf(b2)
     b2f = jnp.where(rigid2, 1.0, b2)
@@ -93,7 +115,12 @@ def crush_force(delta, rate, dmax, width, a1, b1, a2, b2, unload_exp, crush_rate
     span = dmax_new - dp  # >= 0; the elastic part sum_i min(x_max_i, d0_i)
     ok = span > TINY
     ratio = jnp.clip((d - dp) / jnp.where(ok, span, 1.0), 0.0, 1.0)
-    f_path = b_s * dmax_new * safe_pow(ratio, unload_exp)  # = b_s d on the loading line (d = dmax)
+    if restitution_high is None:
+        n = unload_exp
+    else:  # the elastic fraction q of the largest overlap sets the path (a function of the state)
+        q = jnp.where(dmax_new > TINY, span / jnp.where(dmax_new > TINY, dmax_new, 1.0), 1.0)
+        n = unloading_exponent(q, unload_exp, restitution_high)
+    f_path = b_s * dmax_new * safe_pow(ratio, n)  # = b_s d on the loading line (d = dmax)
     f = width * f_path * jnp.maximum(1.0 + crush_rate * rate, 0.0)
     f = jnp.where(delta > 0.0, f, 0.0)
     # each structure's crush on the path: on loading the series shares; on unloading each
@@ -106,9 +133,12 @@ def crush_force(delta, rate, dmax, width, a1, b1, a2, b2, unload_exp, crush_rate
     return CrushForce(force=f, dmax=dmax_new, crush=crush, residual=xp, power=power)
 
 
-def friction_force(normal_force, v_slide, mu, v_slip):
+def friction_force(normal_force, v_slide, mu, v_slip, t=None):
     """Regularised Coulomb friction [N] (3,) opposing the sliding velocity v_slide (3,) [m/s]:
-    -mu N v / sqrt(|v|^2 + v_slip^2) (smooth; its power is never positive)."""
+    -mu N v / sqrt(|v|^2 + v_slip^2) (smooth; its power is never positive). With a unit
+    direction t (3,), only the sliding along t counts and the force lies along t."""
+    if t is not None:
+        v_slide = jnp.dot(v_slide, t) * t
     s = jnp.sum(v_slide * v_slide)
     return -mu * normal_force * v_slide / jnp.sqrt(s + v_slip * v_slip)
 
@@ -123,6 +153,11 @@ def face_coefficients(crush_a, crush_b, F, n_out):
     s = jnp.sum(w)
     w = jnp.where(s > TINY, w / jnp.where(s > TINY, s, 1.0), 1.0 / 3.0)  # a vertical normal: the mean
     return jnp.dot(w, crush_a), jnp.dot(w, crush_b)
+
+
+def body_normal(F, n):
+    """A world direction n (3,) in a vehicle's frame: its components along the unit directors."""
+    return jnp.stack([jnp.dot(n, normalize(F[:, i], jnp.eye(3)[i])) for i in range(3)])
 
 
 def applied_terms(force, X, params) -> ContactTerms:
@@ -147,7 +182,10 @@ def pair_terms(geom, gamma, dmax, m1, m2, p1, p2, cp):
     m1, m2: Motion with the predicted r, F; p1, p2: VehicleParams (mass, my, contact_axes,
     crush_a, crush_b); cp: ContactParams (mu, v_slip, crush_rate, unload_exp, width_min,
     eps1, eps2). Returns (zeros (2,), terms1, terms2, force [N], Crush)."""
-    n = geom.n1
+    # the law is planar, as CRASH3's and EDSMAC's: the crush force acts along the horizontal
+    # part of the contact normal and friction along the horizontal tangent t = E3 x n, so a
+    # collinear impact exchanges no vertical momentum through the law (docs/crash-law.md)
+    n = normalize(geom.n1 * jnp.array([1.0, 1.0, 0.0]), geom.n1)
     t = horizontal_tangent(n)
     lo1, hi1 = extent(m1.r, m1.F, p1.contact_axes, t, cp.eps1, cp.eps2)
     lo2, hi2 = extent(m2.r, m2.F, p2.contact_axes, t, cp.eps1, cp.eps2)
@@ -160,11 +198,11 @@ def pair_terms(geom, gamma, dmax, m1, m2, p1, p2, cp):
     v_rel = material_point_velocity(m2, X2) - material_point_velocity(m1, X1)
     rate = -jnp.dot(v_rel, n)  # closing speed [m/s]
     delta = jnp.where(geom.touching, -geom.phi1, 0.0)
-    out = crush_force(delta, rate, dmax, width, a1, b1, a2, b2, cp.unload_exp, cp.crush_rate)
-    v_t = v_rel - jnp.dot(v_rel, n) * n
-    f2 = out.force * n + friction_force(out.force, v_t, cp.mu, cp.v_slip)  # on body 2
+    out = crush_force(delta, rate, dmax, width, a1, b1, a2, b2, cp.unload_exp, cp.crush_rate, cp.restitution_high)
+    f2 = out.force * n + friction_force(out.force, v_rel, cp.mu, cp.v_slip, t)  # on body 2
     crush = Crush(touching=geom.touching & (out.force > 0.0), dmax=out.dmax, crush=out.crush,
-                  residual=out.residual, power=out.power)
+                  residual=out.residual, power=out.power, width=width, X=jnp.stack([X1, X2]),
+                  normal=jnp.stack([body_normal(m1.F, n), body_normal(m2.F, -n)]))
     return jnp.zeros_like(gamma), applied_terms(-f2, X1, p1), applied_terms(f2, X2, p2), out.force, crush
 
 
@@ -176,11 +214,13 @@ def wall_terms(wall, gamma, dmax, m, p, cp):
     rate = -jnp.dot(v_p, wall.n)  # closing speed [m/s]
     depth = jnp.where(wall.touching, wall.depth, 0.0)
     a, b = face_coefficients(p.crush_a, p.crush_b, m.F, -wall.n)
-    out = crush_force(depth, rate, dmax, wall.width, a, b, 0.0, jnp.inf, cp.unload_exp, cp.crush_rate)
-    v_t = v_p - jnp.dot(v_p, wall.n) * wall.n
-    f = out.force * wall.n + friction_force(out.force, v_t, cp.mu_barrier, cp.v_slip)
+    out = crush_force(depth, rate, dmax, wall.width, a, b, 0.0, jnp.inf, cp.unload_exp, cp.crush_rate,
+                      cp.restitution_high)
+    f = out.force * wall.n + friction_force(out.force, v_p, cp.mu_barrier, cp.v_slip, horizontal_tangent(wall.n))
+    z3 = jnp.zeros_like(wall.X)
     crush = Crush(touching=wall.touching & (out.force > 0.0), dmax=out.dmax, crush=out.crush,
-                  residual=out.residual, power=out.power)
+                  residual=out.residual, power=out.power, width=wall.width, X=jnp.stack([wall.X, z3]),
+                  normal=jnp.stack([body_normal(m.F, -wall.n), z3]))
     return gamma, applied_terms(f, wall.X, p), out.force, crush
 
 
