@@ -18,6 +18,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from jaxmedusa.core.compile_cache import enable as enable_compile_cache
+from jaxmedusa_cli.interrupt import install as install_signal_handlers
 
 # command name -> the module (in jaxmedusa_cli) whose `register(app)` defines it; order as in --help
 COMMAND_MODULES = {
@@ -43,6 +44,16 @@ class LazyCommands(TyperGroup):
 
     def list_commands(self, ctx: typer.Context) -> list[str]:
         return list(COMMAND_MODULES) + [n for n in super().list_commands(ctx) if n not in COMMAND_MODULES]
+
+    def main(self, *args, **kwargs):
+        """Ctrl-C / SIGTERM: out within a second, exit 130 / 143, from before a command's
+        module is imported to its last write (interrupt.py)."""
+        restore = install_signal_handlers()
+        try:
+            return super().main(*args, **kwargs)
+        finally:
+            if restore is not None:
+                restore()
 
     def get_command(self, ctx: typer.Context, name: str) -> TyperCommand | None:
         if name in COMMAND_MODULES:

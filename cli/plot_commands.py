@@ -10,7 +10,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from jaxmedusa.plot import plot_results
 from jaxmedusa.plot.animate import AnimationError, animate_run
 from jaxmedusa.plot.run_data import load_run
-from jaxmedusa_cli.common import console, fail
+from jaxmedusa.io.output_folder import check_writable
+from jaxmedusa_cli.common import console, fail, fail_write
 
 def plot(
     results: Path = typer.Argument(..., help="A results folder: a run (trajectory.parquet), a sweep "
@@ -26,10 +27,16 @@ def plot(
     and histograms of a sweep, bar charts of a sensitivity table."""
     if not results.is_dir():
         fail(f"{results}: no such folder")
+    try:  # before anything is drawn: --out a file, a folder that cannot be written
+        check_writable(out if out is not None else results / "plots")
+    except ValueError as exc:
+        fail(str(exc))
     try:
         paths = plot_results(results, out=out, fmt=fmt, x=x, y=y, metrics=metric or None)
     except (FileNotFoundError, ValueError, KeyError) as exc:
         fail(str(exc).strip("'\""))
+    except OSError as exc:
+        fail_write(exc, out or results / "plots")
     for p in paths:
         console.print(f"wrote {p}")
 
@@ -48,6 +55,12 @@ def animate(
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     out = out or results / f"{run.name}.gif"
+    if out.is_dir():
+        fail(f"{out}: --out names a folder; a file name ending in .gif or .mp4 expected")
+    try:
+        check_writable(out.parent, "the folder of --out")
+    except ValueError as exc:
+        fail(str(exc))
     with Progress(TextColumn("[bold]rendering[/]"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=console, transient=True) as bar:
         task = bar.add_task("frames", total=None)
@@ -56,6 +69,8 @@ def animate(
                                progress=lambda done, total: bar.update(task, completed=done, total=total))
         except AnimationError as exc:
             fail(str(exc))
+        except OSError as exc:
+            fail_write(exc, out)
     console.print(f"wrote {path}")
 
 

@@ -13,7 +13,12 @@ from jaxmedusa.analysis.sensitivity import METHODS, analyse, sensitivity_study
 from jaxmedusa.io import tables
 from jaxmedusa.io.medusa_files import MedusaInputError
 from jaxmedusa.study import load_study, parse_shard, run_study
-from jaxmedusa_cli.common import console, fail
+from jaxmedusa.io.output_folder import prepare_output
+from jaxmedusa_cli.common import console, fail, fail_write
+from jaxmedusa_cli.input_checks import check_settings_and_start
+from jaxmedusa_cli.compile_notice import CompileNotice
+from jaxmedusa_cli.file_kinds import wrong_kind_message
+from jaxmedusa_cli.interrupt import on_interrupt
 
 
 def sensitivity(
@@ -28,6 +33,8 @@ def sensitivity(
                                         "then rerun with --resume to analyse)."),
     resume: bool = typer.Option(False, "--resume", help="Keep chunks already written by this design."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace what OUT holds when it is another kind of "
+                                   "results or another study's."),
 ) -> None:
     """Sobol', Morris or DGSM indices of the study's outputs: OUT/sensitivity.parquet, one row per
     (output, parameter, index) with its 95 % confidence half-width."""
@@ -35,20 +42,44 @@ def sensitivity(
         fail(f"{study}: no such file")
     if method not in METHODS:
         fail(f"--method: one of {', '.join(METHODS)} expected, got {method!r}")
+    wrong = wrong_kind_message(study, "study", "jaxmedusa sensitivity")
+    if wrong:
+        fail(wrong)
     try:
         spec = sensitivity_study(load_study(study), method, n, seed)
-        s = run_study(spec, out=out, batch=batch, shard=parse_shard(shard), resume=resume, progress=not no_progress)
+        shard_t = parse_shard(shard)
+    except (MedusaInputError, ValueError) as exc:
+        fail(str(exc))
+    check_settings_and_start(spec.settings, spec.base, study)
+    out = out if out is not None else Path("results") / spec.name
+    try:  # before anything is compiled
+        prepare_output(out, "sensitivity", spec.name, overwrite=overwrite, resume=resume)
+    except ValueError as exc:
+        fail(str(exc))
+    console.print(CompileNotice(f"the {spec.name} design's chunk loop", spec.settings, f"sensitivity {spec.name}",
+                                contact=spec.n_vehicles > 1 or bool(spec.base.barriers)).line(), soft_wrap=True)
+
+    def kept_chunks():  # Ctrl-C / SIGTERM (interrupt.py)
+        k = len(list((out / "chunks").glob("chunk-*.parquet"))) if (out / "chunks").is_dir() else 0
+        console.print(f"[yellow]interrupted[/]: {k} finished chunk(s) kept in {out / 'chunks'}/; resume with "
+                      f"the same command and --resume", soft_wrap=True)
+
+    try:
+        with on_interrupt(kept_chunks):
+            s = run_study(spec, out=out, batch=batch, shard=shard_t, resume=resume, progress=not no_progress)
         console.print(f"[bold]{spec.name}[/]: {s.n_samples} scenarios, {s.wall_time:.1f} s wall")
         if not s.complete:
             console.print(f"chunks written to {s.out / 'chunks'}/; when every shard is done, merge them and "
                           "rerun with --resume to analyse")
             return
         result = analyse(spec, method, pq.read_table(s.out / "scenarios.parquet"), seed=seed)
+        path = tables.write_table(result, s.out / "sensitivity.parquet",
+                                  tables.provenance({"jaxmedusa.sensitivity_method": method,
+                                                     "jaxmedusa.sensitivity_n": str(n), "jaxmedusa.study": spec.text}))
     except (MedusaInputError, ValueError) as exc:
         fail(str(exc))
-    path = tables.write_table(result, s.out / "sensitivity.parquet",
-                              tables.provenance({"jaxmedusa.sensitivity_method": method,
-                                                 "jaxmedusa.sensitivity_n": str(n), "jaxmedusa.study": spec.text}))
+    except OSError as exc:
+        fail_write(exc, out)
     counts = ", ".join(f"{k} {v}" for k, v in s.status_counts.items())
     console.print(f"status: {counts}")
     main = {"sobol": "ST", "morris": "mu_star", "dgsm": "dgsm"}[method]
@@ -56,7 +87,20 @@ def sensitivity(
     for row in result.filter(result.column("index").to_numpy(zero_copy_only=False) == main).to_pylist()[:40]:
         t.add_row(row["output"], row["parameter"], f"{row['value']:.4g}", f"{row['conf']:.2g}")
     console.print(t)
+    vague = uncertain_indices(result, main)
+    if vague:
+        console.print(f"[yellow]warning[/]: {vague[0]} of {vague[1]} {main} indices have a 95 % half-width larger "
+                      f"than their value: the design is too small to rank the inputs (--n {n}); a larger --n "
+                      "narrows them (as 1/sqrt(n))", soft_wrap=True)
     console.print(f"written: {path}")
+
+
+def uncertain_indices(result, index: str) -> tuple[int, int] | None:
+    """(how many, of how many) rows of `index` whose confidence half-width exceeds |value|
+    (the index is not distinguishable from zero or from its neighbours); None when none."""
+    rows = [r for r in result.to_pylist() if r["index"] == index and r["value"] is not None]
+    bad = sum(1 for r in rows if r["conf"] is not None and r["conf"] > abs(r["value"]))
+    return (bad, len(rows)) if bad else None
 
 
 def register(app: typer.Typer) -> None:

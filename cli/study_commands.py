@@ -15,7 +15,13 @@ from jaxmedusa.io.medusa_files import MedusaInputError
 from jaxmedusa.study import load_study, merge_results, parse_shard, run_study
 from jaxmedusa.study.ray_backend import RayUnavailable, run_study_ray
 from jaxmedusa.study.runner import SweepInterrupted
-from jaxmedusa_cli.common import console, fail
+from jaxmedusa.io.output_folder import check_writable, prepare_output, read_marker
+from jaxmedusa.study.store import read_chunks
+from jaxmedusa_cli.common import console, fail, fail_write
+from jaxmedusa_cli.input_checks import check_settings_and_start
+from jaxmedusa_cli.compile_notice import CompileNotice
+from jaxmedusa_cli.file_kinds import wrong_kind_message
+from jaxmedusa_cli.interrupt import on_interrupt
 
 
 def sweep(
@@ -29,30 +35,57 @@ def sweep(
                                         "with k % N == i. Join the shards with `jaxmedusa merge`."),
     resume: bool = typer.Option(False, "--resume", help="Keep chunks already written by this study and chunk size."),
     ray: bool = typer.Option(False, "--ray", help="Run the chunks as Ray tasks, on a local Ray instance, or on "
-                             "the cluster at --address. Needs `pip install jaxmedusa[ray]`."),
+                             "the cluster at --address. Needs `pip install 'jaxmedusa\\[ray]'`."),
     address: Optional[str] = typer.Option(None, "--address", help="With --ray: the Ray cluster to join, e.g. auto "
                                           "(the cluster this machine belongs to) or 10.0.0.1:6379; implies --ray."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace what OUT holds when it is another kind of "
+                                   "results (a run, a fit) or another study's."),
 ) -> None:
     """Run a study: every sample of its design, in chunks, into OUT/scenarios.parquet."""
     if not study.is_file():
         fail(f"{study}: no such file")
+    wrong = wrong_kind_message(study, "study", "jaxmedusa sweep")
+    if wrong:
+        fail(wrong)
     ray = ray or address is not None
     if ray and shard is not None:
         fail("--ray and --shard: give one (Ray spreads the chunks over the cluster itself)")
     try:
         spec = load_study(study)
         shard_t = parse_shard(shard)
-        if ray:
-            try:
-                s = run_study_ray(spec, out=out, batch=batch, resume=resume, progress=not no_progress,
-                                  address=address)
-            except RayUnavailable as exc:
-                fail(str(exc))
-        else:
-            s = run_study(spec, out=out, batch=batch, shard=shard_t, resume=resume, progress=not no_progress)
     except (MedusaInputError, ValueError) as exc:
         fail(str(exc))
+    check_settings_and_start(spec.settings, spec.base, study)
+    out = out if out is not None else Path("results") / spec.name
+    try:  # before anything is compiled: a file, an unwritable folder, another kind of results
+        prepare_output(out, "study", spec.name, overwrite=overwrite, resume=resume)
+    except ValueError as exc:
+        fail(str(exc))
+    console.print(CompileNotice(f"the {spec.name} study's chunk loop", spec.settings, f"sweep {spec.name} {batch}",
+                                contact=spec.n_vehicles > 1 or bool(spec.base.barriers)).line(), soft_wrap=True)
+    again = f"jaxmedusa sweep {study} --out {out} --resume" + (f" --shard {shard}" if shard else "") + \
+        (f" --batch {batch}" if batch else "")
+
+    def kept_chunks():  # Ctrl-C / SIGTERM (interrupt.py): finished chunks are whole files on disk
+        n = len(read_chunks(out)) if (out / "chunks").is_dir() else 0
+        console.print(f"[yellow]interrupted[/]: {n} finished chunk(s) kept in {out / 'chunks'}/; resume with:\n"
+                      f"  {again}", soft_wrap=True)
+
+    try:
+        with on_interrupt(kept_chunks):
+            if ray:
+                try:
+                    s = run_study_ray(spec, out=out, batch=batch, resume=resume, progress=not no_progress,
+                                      address=address)
+                except RayUnavailable as exc:
+                    fail(str(exc))
+            else:
+                s = run_study(spec, out=out, batch=batch, shard=shard_t, resume=resume, progress=not no_progress)
+    except (MedusaInputError, ValueError) as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail_write(exc, out)
     except SweepInterrupted as exc:
         s = exc.summary
         again = f"jaxmedusa sweep {study} --out {s.out} --resume" + (f" --shard {shard}" if shard else "") + \
@@ -79,10 +112,17 @@ def merge(
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the joined results (may be one of FOLDERS)."),
 ) -> None:
     """Join shard outputs into OUT/scenarios.parquet."""
-    try:
+    marker = next((m for m in map(read_marker, folders) if m is not None), None)
+    try:  # before anything is read: OUT must be a writable folder not holding other results
+        if marker is not None:
+            prepare_output(out, "study", marker.get("name"))
+        else:
+            check_writable(out)
         table = merge_results(folders, out)
-    except (MedusaInputError, ValueError, OSError) as exc:
+    except (MedusaInputError, ValueError) as exc:
         fail(str(exc))
+    except OSError as exc:
+        fail_write(exc, out)
     console.print(f"{table.num_rows} scenarios joined into {out / 'scenarios.parquet'}")
 
 
@@ -124,6 +164,11 @@ def show(
 ) -> None:
     """Print a compact summary of a results folder: provenance, status counts, ranges."""
     path = results
+    run_table = results / "trajectory.parquet" if results.is_dir() else results
+    if run_table.is_file() and not (results.is_dir() and (results / "scenarios.parquet").exists()):
+        meta = _parquet_meta(run_table)
+        if "jaxmedusa.scenario" in meta:  # a run's trajectory table, not a sweep's scenarios
+            return _show_run(run_table, meta)
     if results.is_dir():
         path = results / "scenarios.parquet"
         if not path.exists():
@@ -187,6 +232,36 @@ def show(
         mean = pc.mean(col).as_py()
         t.add_row(c, _fmt(mm["min"]), _fmt(mean), _fmt(mm["max"]), str(col.null_count))
     console.print(t)
+
+
+def _parquet_meta(path: Path) -> dict:
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (OSError, pa.ArrowException) as exc:
+        fail(f"{path}: not a readable Parquet table ({exc})")
+    return {k.decode(): v.decode() for k, v in meta.items()}
+
+
+def _show_run(path: Path, meta: dict) -> None:
+    """`show` for a run (its trajectory.parquet): scenario, settings, status, energy, counts."""
+    table = pq.read_table(path, columns=["time", "vehicle"])
+    load = lambda key, default=None: json.loads(meta[key]) if key in meta else default  # noqa: E731
+    settings, vehicles = load("jaxmedusa.settings", {}), load("jaxmedusa.vehicles", [])
+    t = table.column("time")
+    console.print(f"[bold]{meta['jaxmedusa.scenario']}[/]: a run of {len(vehicles)} vehicle(s), {table.num_rows} rows "
+                  f"(time x vehicle), t = {pc.min(t).as_py():g} .. {pc.max(t).as_py():g} s", soft_wrap=True)
+    console.print("settings: " + ", ".join(f"{k} {v}" for k, v in settings.items()), soft_wrap=True, highlight=False)
+    if "jaxmedusa.status" in meta:
+        console.print(f"status: {meta['jaxmedusa.status']}")
+    if "jaxmedusa.interrupted_at" in meta:
+        console.print(f"[yellow]interrupted[/] at t = {float(meta['jaxmedusa.interrupted_at']):g} s: a partial run")
+    energy = load("jaxmedusa.energy_balance")
+    if energy:
+        console.print(f"energy: {energy['initial'] / 1e6:.4g} MJ at t = 0, drivers' work {energy['drive_work'] / 1e6:.3g}"
+                      f" MJ, largest excess {energy['max_gain'] / 1e6:.3g} MJ", highlight=False)
+    counts = load("jaxmedusa.counts")
+    if counts:
+        console.print("counts: " + ", ".join(f"{k} {v}" for k, v in counts.items()), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

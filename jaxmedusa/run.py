@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import jax
@@ -27,7 +27,9 @@ from jaxmedusa.io.validation import NAMED_SETTINGS
 from jaxmedusa.solver.save_grid import prev_of
 from jaxmedusa.solver.simulate import Samples, SimResult, cached_advance, cached_init_metrics
 from jaxmedusa.solver.step_control import STEP_CONTROLS
-from jaxmedusa.solver.trackers import CombinedTracker
+from jaxmedusa.io.medusa_files import MedusaInputError
+from jaxmedusa.io.overlap_check import initial_overlaps
+from jaxmedusa.solver.trackers import ENERGY_GAIN_MARGIN, CombinedTracker, EnergyBalanceTracker, energy_gained
 
 SLOTS_PER_CHUNK = 25  # save slots per jitted call, so progress can be shown between calls
 
@@ -42,6 +44,12 @@ class RunOutput:
     pulse_columns: dict | None = None  # the crash pulse's columns (analysis.crash_pulse.pulse_columns), or None
     counts: dict | None = None  # step and contact counts {name: int} (analysis/step_counts.py COUNT_NAMES)
     rest: dict | None = None  # per vehicle {name: (V,)}: analysis.rest.REST_METRICS (rest, distance, skid length)
+    energy: dict | None = None  # {"initial", "drive_work", "max_gain"} [J] (EnergyBalanceTracker)
+
+    @property
+    def status(self) -> Status:
+        """The run's status: the loop's, or ENERGY_GAIN when it ran to the end creating energy."""
+        return Status(int(self.result.final.clock.status[0]))
 
     @property
     def pulse(self):
@@ -69,7 +77,34 @@ def make_settings(config: dict, **overrides) -> Settings:
     for key in ("end_time", "dt", "save_every"):
         if not getattr(settings, key) > 0:
             raise ValueError(f"{key} must be positive, got {getattr(settings, key)}")
+    if settings.end_time < settings.dt:
+        raise ValueError(f"end_time {settings.end_time:g} s is shorter than one step (dt = {settings.dt:g} s): "
+                         "nothing would be simulated")
     return settings
+
+
+@dataclass
+class LiveRun:
+    """What a run has done so far, for a caller that must stop it (the CLI's Ctrl-C): filled
+    by run_scenario as it goes; `write_partial()` writes the samples saved so far."""
+
+    scenario: Scenario | None = None
+    settings: Settings | None = None
+    batch: object = None
+    out_dir: Path | None = None
+    chunks: list = field(default_factory=list)  # Samples (numpy) of the finished jitted calls
+
+    def write_partial(self) -> Path | None:
+        """Write OUT/trajectory.parquet of the samples saved so far (metadata
+        jaxmedusa.interrupted_at [s]); None when nothing was saved yet."""
+        chunks = list(self.chunks)
+        if not chunks or self.out_dir is None:
+            return None
+        samples = Samples(*[np.concatenate([getattr(c, f) for c in chunks], axis=1) for f in Samples._fields])
+        saved = np.asarray(samples.saved[0])
+        t_last = float(np.asarray(samples.t[0])[saved][-1]) if saved.any() else 0.0
+        meta = {**run_metadata(self.scenario, self.settings, self.batch), "jaxmedusa.interrupted_at": t_last}
+        return write_trajectory(samples, self.batch, self.out_dir / "trajectory.parquet", meta)
 
 
 def _any_running(state, settings: Settings) -> bool:
@@ -82,7 +117,8 @@ def _any_running(state, settings: Settings) -> bool:
 def run_scenario(path: str | Path, end_time: float | None = None, dt: float | None = None,
                  save_every: float | None = None, out_root: str | Path | None = "results",
                  progress=None, tracker=None, contact_law: str | None = None,
-                 contact_geometry: str | None = None, end_condition: str | None = None) -> RunOutput:
+                 contact_geometry: str | None = None, before_run=None, live: LiveRun | None = None,
+                 intended_overlap: bool = False, end_condition: str | None = None) -> RunOutput:
     """Load, simulate and (if out_root is not None) write results/<name>/trajectory.parquet.
 
     `progress(done_fraction)` is called between jitted chunks when given. Every run counts
@@ -96,26 +132,44 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     `result.metrics` are the events' (or the given tracker's) metrics. `contact_law` and
     `contact_geometry` (names of LAWS and SHAPES) override the scenario's [simulation] table;
     with neither, a MEDUSA folder runs the MEDUSA law with its default shape (medusa_search).
-    `end_condition` ("time" | "rest", solver/end_condition.py) overrides the scenario's too.
+
+    Vehicles overlapping at t = 0 raise MedusaInputError unless the scenario says
+    `intended_overlap` (or the argument does); an end time shorter than one step raises
+    ValueError. `before_run(scenario, settings, out_dir)` is called once the inputs are
+    checked, before anything is compiled (the CLI checks the output folder there). `live`
+    (a LiveRun) is filled as the run goes. Every run tracks its energy balance
+    (EnergyBalanceTracker, `RunOutput.energy`); a run that ends healthy with more than
+    ENERGY_GAIN_MARGIN of excess energy gets status ENERGY_GAIN. `end_condition` ("time" |
+    "rest", solver/end_condition.py) overrides the scenario's [simulation] too.
     """
     scenario, config = load_scenario(path)
     settings = make_settings(config, end_time=end_time, dt=dt, save_every=save_every,
                              contact_law=contact_law, contact_geometry=contact_geometry,
                              end_condition=end_condition)
+    overlaps = [] if (intended_overlap or scenario.intended_overlap) else initial_overlaps(scenario)
+    if overlaps:
+        raise MedusaInputError(f"{path}: " + "; ".join(overlaps) + " (contact boxes in plan view); if this is "
+                               "meant, set intended_overlap = true in the scenario (or --intended-overlap)")
+    out_dir = None if out_root is None else Path(out_root) / scenario.name
+    if before_run is not None:
+        before_run(scenario, settings, out_dir)
     batch, state = build_batch([scenario], dt=settings.dt)
+    if live is not None:
+        live.scenario, live.settings, live.batch, live.out_dir = scenario, settings, batch, out_dir
     if tracker is None and len(scenario.vehicles) > 1:
         tracker = ContactEventTracker()
     pulse = settings.contact and (len(scenario.vehicles) > 1 or bool(scenario.barriers))
     events = tracker
-    # (counts, events or None, pulse or None): one combined tracker, unpacked after the run;
+    # (counts, events or None, pulse or None, damage or None, energy balance): one combined
+    # tracker, unpacked after the run;
     # a step of dt fills up to ceil(dt / 0.1 ms) ticks of the 10 kHz pulse grid (dt only shrinks)
     pulse_tracker = PulseTracker(ticks_per_step=ticks_for(settings.dt)) if pulse else None
     damage_tracker = DamageTracker() if pulse else None  # crush profiles and CDC per collision
-    tracker = CombinedTracker((StepCounts(), events, pulse_tracker, damage_tracker, RestTracker()))
+    tracker = CombinedTracker((StepCounts(), events, pulse_tracker, damage_tracker, EnergyBalanceTracker(), RestTracker()))
 
     start = time.perf_counter()
     metrics = cached_init_metrics(batch, state, tracker)
-    chunks = []
+    chunks = live.chunks if live is not None else []
     prev = prev_of(state)  # the state before the last accepted step, carried between chunks
     n_chunks = math.ceil(settings.n_samples / SLOTS_PER_CHUNK)
     for i in range(n_chunks):
@@ -134,18 +188,22 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     wall = time.perf_counter() - start
     samples = Samples(*[np.concatenate([getattr(c, f) for c in chunks], axis=1)[:, : settings.n_samples]
                         for f in Samples._fields])
-    counts_m, own, pm, dm, rest_m = jax.device_get(metrics)  # numpy from here on: no eager JAX operations
+    counts_m, own, pm, dm, balance, rest_m = jax.device_get(metrics)  # numpy from here on: no eager JAX operations
+    energy = {k: float(np.asarray(v)[0]) for k, v in balance._asdict().items()}
+    clock = jax.device_get(state.clock)
+    if int(clock.status[0]) == Status.OK and bool(energy_gained(balance)[0]):
+        state = replace(state, clock=replace(clock, status=np.full_like(clock.status, int(Status.ENERGY_GAIN))))
     counts = {k: int(v[0]) for k, v in counts_dict(counts_m).items()}
     pulse_cols = pulse_columns(jax.tree.map(lambda x: x[0], pm), len(scenario.vehicles)) if pulse else None
     result = SimResult(samples=samples, final=state, metrics=own)
     one = lambda tree: jax.tree.map(lambda x: np.asarray(x)[0], tree)  # noqa: E731  (the one scenario)
     rest = RestTracker().summarize(one(rest_m), None, one(jax.device_get(state)), xp=np)
 
-    out_dir = None
-    if out_root is not None:
-        out_dir = Path(out_root) / scenario.name
+    if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        write_trajectory(samples, batch, out_dir / "trajectory.parquet", run_metadata(scenario, settings, batch, counts))
+        meta = {**run_metadata(scenario, settings, batch, counts), "jaxmedusa.energy_balance": energy,
+                "jaxmedusa.status": Status(int(np.asarray(state.clock.status)[0])).label}
+        write_trajectory(samples, batch, out_dir / "trajectory.parquet", meta)
         if isinstance(events, ContactEventTracker):
             write_columns(episode_columns(own, len(scenario.vehicles)), out_dir / "contact_events.parquet")
         if pulse_cols is not None:
@@ -159,8 +217,10 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
                              np.asarray(batch.valid[0]))
         if len(marks["vehicle"]):  # analysis/skids.py: one row per skid mark
             write_columns(marks, out_dir / "skid_marks.parquet", provenance({"jaxmedusa.units": MARK_UNITS}))
+        else:  # no marks: none from an earlier run of the scenario either
+            (out_dir / "skid_marks.parquet").unlink(missing_ok=True)
     return RunOutput(scenario=scenario, settings=settings, result=result, out_dir=out_dir, wall_time=wall,
-                     pulse_columns=pulse_cols, counts=counts, rest=rest)
+                     pulse_columns=pulse_cols, counts=counts, energy=energy, rest=rest)
 
 
 def run_metadata(scenario: Scenario, settings: Settings, batch, counts: dict | None = None) -> dict:

@@ -48,6 +48,7 @@ import numpy as np
 from jaxmedusa.analysis.crash3 import crash3_energy
 from jaxmedusa.analysis.step_counts import EPISODE_GAP
 from jaxmedusa.core.safe_math import TINY, safe_norm
+from jaxmedusa.io.cdc import AREAS, BACK, FRONT, LEFT, RIGHT, cdc_string
 
 __all__ = ["DamageTracker", "DamageState", "damage_summary", "damage_rows", "cdc_string", "cdc_codes",
            "SLOTS", "N_BINS", "N_STATIONS", "AREAS", "FRONT", "BACK", "LEFT", "RIGHT", "WIDE_DAMAGE"]
@@ -55,10 +56,7 @@ __all__ = ["DamageTracker", "DamageState", "damage_summary", "damage_rows", "cdc
 SLOTS = 3  # collisions kept per vehicle (later ones fold into the last)
 N_BINS = 32  # stations across a face
 N_STATIONS = 6  # C1..C6 (NASS / CRASH3)
-FRONT, BACK, LEFT, RIGHT = 0, 1, 2, 3
-AREAS = "FBLR"
 WIDE_DAMAGE = 16 * 0.0254  # [m] J224: wide impact area above 16 in
-_HORIZONTAL = {0: "LCRYZD", 1: "FPBYZD"}  # by face kind (0: front/back, 1: sides): codes 0..5
 _FACE_COEFF = np.array([0, 1, 2, 2])  # face -> VehicleParams.crush_a/crush_b index (front, rear, side)
 _NO_DAMAGE = 1e-6  # [m] residual crush below which a station counts as undamaged
 
@@ -239,16 +237,6 @@ def first_collision_metrics(m: DamageState, vehicle) -> dict:
 # ----------------------------------------------------------------------------- tables (numpy)
 
 _summary = jax.jit(damage_summary)  # one small compilation per run (kept in the persistent cache)
-
-
-def cdc_string(codes) -> str:
-    """The seven-character CDC of (5,) codes (cdc_codes), e.g. '12FDEW2'; '' without permanent
-    crush."""
-    clock, face, loc, dist, extent = (int(x) for x in codes)
-    if extent == 0:  # nothing stays: no damage to classify
-        return ""
-    kind = 1 if face >= LEFT else 0
-    return f"{clock:02d}{AREAS[face]}{_HORIZONTAL[kind][loc]}E{'WN'[dist]}{extent}"
 
 
 def damage_rows(m: DamageState, vehicle, n_vehicles: int) -> list[dict]:

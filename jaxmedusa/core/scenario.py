@@ -163,6 +163,7 @@ class Scenario:
     vehicles: list[VehicleSpec]
     road: RoadSpec = field(default_factory=RoadSpec)
     barriers: list[BarrierSpec] = field(default_factory=list)  # rigid walls (not in MEDUSA)
+    intended_overlap: bool = False  # vehicles overlapping at t = 0 are meant (io/overlap_check.py)
 
 
 # (MEDUSA keyword, ModelSpec field) in read_models() order; contact_dims and eq_F are

@@ -24,6 +24,7 @@ class Status(IntEnum):
     OFF_ROAD = 2
     CONTACT_NOT_CONVERGED = 3
     NOT_AT_REST = 4  # end_condition "rest": end_time came first (not a failure: NOT_FAILURES)
+    ENERGY_GAIN = 10  # set after the run (jaxmedusa.run): energy beyond the drivers' work; the run was not stopped
 
     @property
     def label(self) -> str:
@@ -47,6 +48,8 @@ _MESSAGES = {
     Status.OFF_ROAD: "a vehicle left the road's range (MEDUSA exits there)",
     Status.CONTACT_NOT_CONVERGED: "the contact-point solver residual exceeded its tolerance while in contact",
     Status.NOT_AT_REST: "reached end_time, the limit of end_condition = \"rest\", before every vehicle came to rest",
+    Status.ENERGY_GAIN: "ran to the end, but the total energy rose above the initial energy plus the drivers' work "
+                        "by more than the margin (physically impossible: the contact law created energy)",
 }
 
 # Statuses of runs that went to their end: OK, and NOT_AT_REST (module docstring).

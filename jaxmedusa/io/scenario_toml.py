@@ -10,6 +10,9 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
 
     name = "offset-steered"           # optional; default: the file's stem, or for a
                                       # file named scenario.toml its folder's name
+    intended_overlap = true           # optional, default false: vehicles (or a vehicle and a
+                                      # barrier) overlapping at t = 0 are meant; without it
+                                      # they are an input error (io/overlap_check.py)
 
     # Source A: MEDUSA files (paths relative to this TOML file).
     [medusa]
@@ -131,8 +134,8 @@ __all__ = ["load_scenario", "scenario_from_dict", "driver_table", "wheel_table"]
 _MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]
 _VEHICLE_KEYS = ("model", "x", "y", "speed", "orientation_deg", "tire_speed", "steering_deg") + WHEEL_TABLES
 _VEHICLE_REQUIRED = ("model", "x", "y", "speed")
-_TOP_KEYS = ("name", "medusa", "models", "vehicles", "road", "overrides", "simulation", "barriers")
-_OPTIONAL_MODEL_FIELDS = ("tire_model", "rolling_resistance", "extra_axles", "tires_by_axle") + CRUSH_FIELDS
+_TOP_KEYS = ("name", "medusa", "models", "vehicles", "road", "overrides", "simulation", "barriers", "intended_overlap")
+_OPTIONAL_MODEL_FIELDS = ("tire_model", "rolling_resistance", "extra_axles", "tires_by_axle") + CRUSH_FIELDS  # fields with defaults
 
 
 def load_scenario(path: str | Path) -> tuple[Scenario, dict]:
@@ -152,6 +155,8 @@ def load_scenario(path: str | Path) -> tuple[Scenario, dict]:
                 data = tomllib.load(f)
         except OSError as e:
             raise MedusaInputError(f"{path}: cannot open file ({e.strerror})") from None
+        except UnicodeDecodeError as e:
+            raise MedusaInputError(f"{path}: not a text file (byte {e.start} is not UTF-8): a TOML file expected") from None
         except tomllib.TOMLDecodeError as e:
             raise MedusaInputError(f"{path}: not valid TOML: {e}") from None
         name = path.parent.resolve().name if path.name == "scenario.toml" else path.stem
@@ -214,7 +219,11 @@ def scenario_from_dict(
 
     settings = simulation_settings(data.get("simulation", {}), err)
     barriers = [_barrier(t, f"barriers[{k}]", err) for k, t in enumerate(err.array(data.get("barriers", []), "barriers"), 1)]
-    return Scenario(name=name, models=models, vehicles=vehicles, road=road, barriers=barriers), settings
+    overlap = data.get("intended_overlap", False)
+    if not isinstance(overlap, bool):
+        err.fail("intended_overlap", f"true or false expected, got {overlap!r}")
+    return Scenario(name=name, models=models, vehicles=vehicles, road=road, barriers=barriers,
+                    intended_overlap=overlap), settings
 
 
 def driver_table(value, where: str = "driver table", source: str = "<scenario>") -> DriverTable:

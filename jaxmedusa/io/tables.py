@@ -50,6 +50,7 @@ import pyarrow.parquet as pq
 from jaxmedusa import __version__
 from jaxmedusa.core.safe_math import orientation_angles
 from jaxmedusa.core.status import status_label
+from jaxmedusa.io.cdc import cdc_string
 
 __all__ = ["write_trajectory", "trajectory_table", "scenarios_table", "write_table", "write_columns", "columns_table",
            "arrow_array", "write_text", "umask", "read_table", "provenance", "git_commit", "metric_columns",
@@ -348,7 +349,6 @@ def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict
         elif name in _AT_REST_ONLY:  # analysis/rest.py: not at rest at the end of the run
             null = np.asarray(metrics["rest_time"])[:, :n_vehicles] < 0.0
         if name == "cdc":  # SAE J224 codes (N, V, 5) -> one string column per vehicle
-            from jaxmedusa.analysis.damage import cdc_string  # noqa: PLC0415 (analysis imports io)
             for k, col in enumerate(metric_columns(name, n_vehicles)):
                 cols[col] = pa.array([cdc_string(c) for c in a[:, k]])
             continue

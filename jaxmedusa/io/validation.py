@@ -105,6 +105,8 @@ def read_toml(path: Path, error: type[Exception]) -> tuple[dict, str]:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise error(f"{path}: cannot open file ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise error(f"{path}: not a text file (byte {e.start} is not UTF-8): a TOML file expected") from None
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as e:

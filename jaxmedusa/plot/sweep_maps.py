@@ -34,6 +34,12 @@ class SweepData:
     parameters: list[str]
     grid: bool  # grid design (heat maps) or random (scatter)
     units: dict | None = None  # column -> unit (the table's field metadata)
+    sampler: str | None = None  # the study's sampler kind ("grid", "sobol", "random", ...), when stored
+
+    @property
+    def design(self) -> str:
+        """How the design is named in titles: its sampler kind, else grid or scattered."""
+        return f"{self.sampler} design" if self.sampler else ("grid" if self.grid else "scattered design")
 
     def label(self, col: str) -> str:
         unit = (self.units or {}).get(col)
@@ -67,7 +73,7 @@ def load_sweep(folder: str | Path) -> SweepData:
         kind = json.loads(meta["jaxmedusa.study_spec"]).get("sampler", {}).get("kind")
     grid = kind == "grid" if kind else (len(params) >= 2 and _is_product_grid(table, params[0], params[1]))
     return SweepData(name=meta.get("jaxmedusa.study_name", Path(folder).name), table=table, parameters=params,
-                     grid=grid, units=units)
+                     grid=grid, units=units, sampler=kind)
 
 
 def metric_columns(table: pd.DataFrame, stem: str) -> list[str]:
@@ -152,8 +158,7 @@ def sweep_figures(sweep: SweepData, metrics=DEFAULT_METRICS, x: str | None = Non
             row[1].set_ylabel("scenarios")
             row[1].set_title(f"{len(vals)} values" + (f", {failed.sum()} failed left out" if failed.any() else ""),
                              fontsize="small")
-        design = "grid" if sweep.grid else "random design"
-        fig.suptitle(f"{sweep.name}: {stem} over {x}" + (f" and {y}" if y else "") + f" ({design}, "
+        fig.suptitle(f"{sweep.name}: {stem} over {x}" + (f" and {y}" if y else "") + f" ({sweep.design}, "
                      f"{len(sweep.table)} scenarios)")
         figs[stem] = fig
     return figs

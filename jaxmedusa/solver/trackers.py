@@ -11,16 +11,33 @@ scenarios that are done are masked, so their metrics stop changing. Trackers run
 the one loop (solver/simulate.py), so they work under both adjoints: forward mode through
 the while loop and reverse mode through the checkpointed loop. Examples:
 analysis.outcomes.Outcomes (per-vehicle outcome metrics) and
-analysis.events.ContactEventTracker (contact episodes per pair).
+analysis.events.ContactEventTracker (contact episodes per pair), EnergyBalanceTracker
+(energy gained beyond the drivers' work).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmedusa.core.status import Status
+from jaxmedusa.physics.vehicle import energy_total
 from jaxmedusa.solver.step import StepInfo
 
-__all__ = ["Tracker", "StepInfo", "CombinedTracker"]
+__all__ = ["Tracker", "StepInfo", "CombinedTracker", "EnergyBalanceTracker", "EnergyBalance", "ENERGY_GAIN_MARGIN",
+           "energy_gained", "with_energy_gain"]
+
+# A run (or a sweep's scenario) whose total energy exceeds E(0) + W_drive (EnergyBalanceTracker)
+# by more than this fraction of E(0) + W_drive gets status energy_gain. Chosen from what the
+# laws gain in the report's examples (docs/robustness.md, "Energy gain"): the crush law
+# 3e-8 (nothing but the integration's error), the MEDUSA law 36 % in the offset example
+# (both shapes, 3 s: it is known to gain there), two vehicles started 1 m inside each
+# other 3,078 %. 100 % flags a run that more than doubles its energy, about three times the
+# MEDUSA law's gain in its own reference example.
+ENERGY_GAIN_MARGIN = 1.0
 
 
 @runtime_checkable
@@ -45,3 +62,53 @@ class CombinedTracker:
     def update(self, metrics, batch_item, state, info: StepInfo):
         return tuple(None if t is None else t.update(m, batch_item, state, info)
                      for t, m in zip(self.trackers, metrics))
+
+
+class EnergyBalance(NamedTuple):
+    """Metrics of EnergyBalanceTracker, per scenario (all [J])."""
+
+    initial: Any  # () total energy at t = 0, eq (1.33) in full, summed over the vehicles
+    drive_work: Any  # () work of the driven tires so far: integral of the positive tire power
+    max_gain: Any  # () max over accepted steps of E - initial - drive_work (> 0: energy from nowhere)
+
+
+@dataclass(frozen=True)
+class EnergyBalanceTracker:
+    """Energy bookkeeping of a run: E(t) <= E(0) + W_drive(t) holds for every law that does
+    not create energy (gravity is in E as m g z; suspension, tires and contact dissipate).
+    W_drive integrates the positive part of each tire's power f . v_q (StepInfo.wheels.power:
+    positive only while a tire drives its vehicle) by the rectangle rule over accepted steps.
+    `max_gain` is the largest excess E - E(0) - W_drive seen; a caller compares it with a
+    margin (ENERGY_GAIN_MARGIN, `with_energy_gain`) after the run and flags the scenario."""
+
+    def _energy(self, batch_item, state):
+        vs = state.vehicles
+        e = jax.vmap(energy_total)(batch_item.vehicle, vs.r, vs.F, vs.v, vs.W)
+        return jnp.sum(jnp.where(batch_item.valid, e, 0.0))
+
+    def init(self, batch_item, state) -> EnergyBalance:
+        e0 = self._energy(batch_item, state)
+        return EnergyBalance(initial=e0, drive_work=jnp.zeros_like(e0), max_gain=jnp.zeros_like(e0))
+
+    def update(self, m: EnergyBalance, batch_item, state, info: StepInfo) -> EnergyBalance:
+        if info.wheels is None:  # no tires: no driver
+            power = jnp.zeros_like(m.drive_work)
+        else:
+            power = jnp.sum(jnp.where(batch_item.valid[:, None], jnp.maximum(info.wheels.power, 0.0), 0.0))
+        work = m.drive_work + jnp.where(info.accepted, info.dt * power, 0.0)
+        gain = self._energy(batch_item, state) - m.initial - work
+        max_gain = jnp.where(info.accepted & jnp.isfinite(gain), jnp.maximum(m.max_gain, gain), m.max_gain)
+        return EnergyBalance(initial=m.initial, drive_work=work, max_gain=max_gain)
+
+
+def energy_gained(balance: EnergyBalance):
+    """Per scenario: whether the excess passed ENERGY_GAIN_MARGIN x (E(0) + W_drive) (numpy bool)."""
+    b = jax.device_get(balance)
+    return np.asarray(b.max_gain) > ENERGY_GAIN_MARGIN * (np.asarray(b.initial) + np.asarray(b.drive_work))
+
+
+def with_energy_gain(status, balance: EnergyBalance):
+    """Status codes with Status.ENERGY_GAIN where a scenario that ended OK gained energy."""
+    status = np.asarray(jax.device_get(status))
+    return np.where((status == Status.OK) & energy_gained(balance), np.int32(Status.ENERGY_GAIN), status).astype(
+        status.dtype)

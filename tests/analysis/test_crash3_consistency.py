@@ -158,7 +158,8 @@ def test_offset_barrier_damage_is_where_the_block_was():
 
 
 @pytest.mark.xfail(strict=True, reason="the law keeps one residual crush per contact: a profile is flat across "
-                   "the engaged width (docs/crash-law.md, 'Damage'); the issue's taper needs a crush state per station")
+                   "the engaged width; the overlap geometry alone tapers the other way (the car yaws towards the "
+                   "block) and the taper needs per-station force and structure (docs/crash-law.md, 'Damage')")
 def test_offset_barrier_profile_tapers_to_the_free_side():
     c = _profile(barrier(), len(BARRIER_KMH), 0)
     assert c[0] > 0.1 and np.all(np.diff(c) <= 1e-9) and c[-1] < 0.9 * c[0]
