@@ -23,9 +23,7 @@ Study file (TOML; every key is checked, errors name the key):
                                           # no step_control: solver.step_control.SMOOTH_LAW_STEP's
     contact_geometry = "superellipsoid"   # "superellipsoid" | "ellipsoid" | "box" | "medusa_search";
                                           # absent: the law's default ("medusa_search" for "medusa")
-    end_condition = "rest"                # "time" (default) | "rest": each scenario ends once its
-    rest_speed = 0.05                     # vehicles have been still (below rest_speed [m/s]) for
-    rest_hold = 0.2                       # rest_hold [s]; end_time the limit (solver/end_condition.py)
+    end_condition = "rest"                # "time" | "rest" (rest_speed, rest_hold): solver/end_condition.py
 
     [contact]                             # base contact parameters (core.params.CONTACT_DEFAULTS)
     p1 = 2e4                              # p1, p2, stiffness, damping, eps1, eps2; the crush law's
