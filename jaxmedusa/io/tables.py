@@ -303,8 +303,9 @@ def write_trajectory(result_samples, batch, path, metadata: dict[str, str] | Non
     b = np.asarray(result_samples.saved).shape[0]
     ids = None if b == 1 else np.arange(b)
     # padding wheels (physics: C = D = 0, never loaded) of a smaller vehicle in the batch
+    springs = getattr(getattr(batch, "vehicle", None), "C", None)  # a Batch; hand-made ones may lack it
     table = trajectory_table(result_samples, batch.valid, ids=ids, id_name="scenario",
-                             wheels=np.asarray(batch.vehicle.C) > 0.0)
+                             wheels=None if springs is None else np.asarray(springs) > 0.0)
     return write_table(table, path, provenance(metadata))
 
 
