@@ -78,7 +78,8 @@ def fit(
     opt = spec.options
     console.print(f"[bold]{spec.name}[/]: {len(spec.unknowns)} unknown(s), {spec.n_residuals} observed "
                   f"quantities, {opt.starts} start(s), at most {opt.max_iterations} steps each; "
-                  f"law {spec.settings.contact_law}, t = {spec.settings.end_time:g} s")
+                  f"law {spec.settings.contact_law}, t = {spec.settings.end_time:g} s"
+                  + (" (the limit: runs end at rest)" if spec.settings.end_condition == "rest" else ""))
     total = opt.starts * opt.max_iterations  # one evaluation per start and step (the vmapped loop runs them together)
     with Progress(TextColumn("[bold]fitting[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
                   TimeElapsedColumn(), console=console, transient=True, disable=no_progress) as bar:

@@ -44,6 +44,9 @@ def run(
                                    "results, or a run of another scenario)."),
     intended_overlap: bool = typer.Option(False, "--intended-overlap", help="Vehicles overlapping at t = 0 are "
                                           "meant (otherwise an input error; TOML: intended_overlap = true)."),
+    end_condition: Optional[str] = typer.Option(None, "--end-condition", help="time | rest: stop at the end time, "
+                                                "or once every vehicle is at rest with the end time as the limit "
+                                                "(default: the scenario's [simulation], else time)."),
 ) -> None:
     """Simulate one scenario and write OUT/<name>/trajectory.parquet."""
     path = path or DEFAULT_EXAMPLE
@@ -86,7 +89,8 @@ def run(
         try:
             result = run_scenario(path, end_time=end_time, dt=dt, save_every=save_every, out_root=out,
                                   progress=progress, contact_law=contact_law, contact_geometry=contact_geometry,
-                                  before_run=before_run, live=live, intended_overlap=intended_overlap)
+                                  before_run=before_run, live=live, intended_overlap=intended_overlap,
+                                  end_condition=end_condition)
         except (MedusaInputError, ValueError) as exc:
             fail(str(exc))
         except OSError as exc:  # a full disk, a folder made read-only meanwhile: earlier files stay whole
@@ -95,10 +99,14 @@ def run(
     clock = result.result.final.clock
     status = result.status
     console.print(f"[bold]{result.scenario.name}[/]: {len(result.scenario.vehicles)} vehicle(s), "
-                  f"t = {s.end_time:g} s, dt = {s.dt:g} s, save every {s.save_every:g} s, "
+                  f"t = {s.end_time:g} s{' (the limit: the run ends at rest)' if s.end_condition == 'rest' else ''}, "
+                  f"dt = {s.dt:g} s, save every {s.save_every:g} s, "
                   f"contact law {s.contact_law} on shape {shape_name(s)}; "
                   f"{int(clock.steps[0])} steps in {result.wall_time:.2f} s wall; status [bold]{status.label}[/]"
                   + ("" if status == Status.OK else f" ({status.message})"))
+    if s.end_condition == "rest":  # solver/end_condition.py
+        console.print(f"the run ended at t = {float(clock.t[0]):.4f} s"
+                      + (" with every vehicle at rest" if status == Status.OK else ""))
     e = result.energy
     gain = e["max_gain"] / max(e["initial"] + e["drive_work"], 1e-300)
     console.print(f"energy: {e['initial'] / 1e6:.4g} MJ at t = 0 + drivers' work {e['drive_work'] / 1e6:.3g} MJ; "
@@ -117,6 +125,15 @@ def run(
                       f"{row['speed']:.3f}", f"{row['heading_deg']:.3f}", f"{row['energy_start']:.1f}",
                       f"{row['energy_end']:.1f}")
     console.print(table)
+    if rows and "distance" in rows[0]:  # analysis/rest.py
+        rest = Table("vehicle", "rest x [m]", "rest y [m]", "rest heading [deg]", "rest time [s]", "distance [m]",
+                     "skid length [m]", title="rest (at the end of the run) and travel")
+        for row in rows:
+            still = row["rest_time"] >= 0.0
+            cells = [f"{row['rest_x']:.3f}", f"{row['rest_y']:.3f}", f"{row['rest_heading']:.2f}",
+                     f"{row['rest_time']:.3f}"] if still else ["moving"] * 4
+            rest.add_row(str(row["vehicle"]), *cells, f"{row['distance']:.3f}", f"{row['skid_length']:.3f}")
+        console.print(rest)
     if result.out_dir is not None:
         console.print(f"tables written to {result.out_dir}/")
         if asc:

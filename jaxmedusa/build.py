@@ -417,5 +417,6 @@ def initial_state(vehicles: VehicleState, pairs: PairState, dt: float, barriers:
     b = vehicles.r.shape[0]
     f = lambda x: jnp.full((b,), x, dtype=jnp.float64)  # noqa: E731
     clock = ScenarioClock(t=f(0.0), dt=f(dt), hold=jnp.full((b,), -1, jnp.int32), t_saved=f(-100.0),
-                          status=jnp.full((b,), Status.OK, jnp.int32), steps=jnp.zeros((b,), jnp.int32))
+                          status=jnp.full((b,), Status.OK, jnp.int32), steps=jnp.zeros((b,), jnp.int32),
+                          still_since=jnp.full(vehicles.r.shape[:2], -1.0, jnp.float64))
     return SimState(vehicles=vehicles, pairs=pairs, clock=clock, barriers=barriers)

@@ -11,6 +11,8 @@ import numpy as np
 
 from jaxmedusa.analysis.crash_pulse import PulseTracker, pulse_columns, ticks_for
 from jaxmedusa.analysis.events import ContactEventTracker, episode_columns
+from jaxmedusa.analysis.rest import RestTracker
+from jaxmedusa.analysis.skids import MARK_UNITS, mark_columns
 from jaxmedusa.analysis.step_counts import StepCounts, counts_dict
 from jaxmedusa.build import build_batch
 from jaxmedusa.contact.stage import shape_name
@@ -20,7 +22,7 @@ from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.core.status import Status
 from jaxmedusa.io.scenario_toml import load_scenario
 from jaxmedusa.analysis.damage import DamageTracker, damage_rows
-from jaxmedusa.io.tables import write_columns, write_damage, write_pulse, write_trajectory
+from jaxmedusa.io.tables import provenance, write_columns, write_damage, write_pulse, write_trajectory
 from jaxmedusa.io.validation import NAMED_SETTINGS
 from jaxmedusa.solver.save_grid import prev_of
 from jaxmedusa.solver.simulate import Samples, SimResult, cached_advance, cached_init_metrics
@@ -41,6 +43,7 @@ class RunOutput:
     wall_time: float  # [s]
     pulse_columns: dict | None = None  # the crash pulse's columns (analysis.crash_pulse.pulse_columns), or None
     counts: dict | None = None  # step and contact counts {name: int} (analysis/step_counts.py COUNT_NAMES)
+    rest: dict | None = None  # per vehicle {name: (V,)}: analysis.rest.REST_METRICS (rest, distance, skid length)
     energy: dict | None = None  # {"initial", "drive_work", "max_gain"} [J] (EnergyBalanceTracker)
 
     @property
@@ -115,7 +118,7 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
                  save_every: float | None = None, out_root: str | Path | None = "results",
                  progress=None, tracker=None, contact_law: str | None = None,
                  contact_geometry: str | None = None, before_run=None, live: LiveRun | None = None,
-                 intended_overlap: bool = False) -> RunOutput:
+                 intended_overlap: bool = False, end_condition: str | None = None) -> RunOutput:
     """Load, simulate and (if out_root is not None) write results/<name>/trajectory.parquet.
 
     `progress(done_fraction)` is called between jitted chunks when given. Every run counts
@@ -124,7 +127,8 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     table's metadata). Multi-vehicle runs
     record contact episodes (events.py) and write results/<name>/contact_events.parquet; runs
     in which something can be hit (two vehicles, or a barrier) record the crash pulse
-    (analysis/crash_pulse.py, `RunOutput.pulse`) and write results/<name>/crash_pulse.parquet.
+    (analysis/crash_pulse.py, `RunOutput.pulse`) and write results/<name>/crash_pulse.parquet;
+    runs in which some wheel slid write results/<name>/skid_marks.parquet (analysis/skids.py).
     `result.metrics` are the events' (or the given tracker's) metrics. `contact_law` and
     `contact_geometry` (names of LAWS and SHAPES) override the scenario's [simulation] table;
     with neither, a MEDUSA folder runs the MEDUSA law with its default shape (medusa_search).
@@ -135,11 +139,13 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     checked, before anything is compiled (the CLI checks the output folder there). `live`
     (a LiveRun) is filled as the run goes. Every run tracks its energy balance
     (EnergyBalanceTracker, `RunOutput.energy`); a run that ends healthy with more than
-    ENERGY_GAIN_MARGIN of excess energy gets status ENERGY_GAIN.
+    ENERGY_GAIN_MARGIN of excess energy gets status ENERGY_GAIN. `end_condition` ("time" |
+    "rest", solver/end_condition.py) overrides the scenario's [simulation] too.
     """
     scenario, config = load_scenario(path)
     settings = make_settings(config, end_time=end_time, dt=dt, save_every=save_every,
-                             contact_law=contact_law, contact_geometry=contact_geometry)
+                             contact_law=contact_law, contact_geometry=contact_geometry,
+                             end_condition=end_condition)
     overlaps = [] if (intended_overlap or scenario.intended_overlap) else initial_overlaps(scenario)
     if overlaps:
         raise MedusaInputError(f"{path}: " + "; ".join(overlaps) + " (contact boxes in plan view); if this is "
@@ -159,7 +165,7 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     # a step of dt fills up to ceil(dt / 0.1 ms) ticks of the 10 kHz pulse grid (dt only shrinks)
     pulse_tracker = PulseTracker(ticks_per_step=ticks_for(settings.dt)) if pulse else None
     damage_tracker = DamageTracker() if pulse else None  # crush profiles and CDC per collision
-    tracker = CombinedTracker((StepCounts(), events, pulse_tracker, damage_tracker, EnergyBalanceTracker()))
+    tracker = CombinedTracker((StepCounts(), events, pulse_tracker, damage_tracker, EnergyBalanceTracker(), RestTracker()))
 
     start = time.perf_counter()
     metrics = cached_init_metrics(batch, state, tracker)
@@ -171,7 +177,8 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
                                                   prev=prev)
         chunks.append(jax.device_get(samples))
         if progress is not None:
-            progress(float(state.clock.t[0]) / settings.end_time)
+            # a run that ended at rest (end_condition = "rest") is done before end_time
+            progress(float(state.clock.t[0]) / settings.end_time if _any_running(state, settings) else 1.0)
     # The steps after the last save (main.c runs while t <= end_time): further calls of the
     # same compiled `advance` (its save rule takes nothing past end_time) instead of
     # `finish`, which would compile the step body a second time.
@@ -181,7 +188,7 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     wall = time.perf_counter() - start
     samples = Samples(*[np.concatenate([getattr(c, f) for c in chunks], axis=1)[:, : settings.n_samples]
                         for f in Samples._fields])
-    counts_m, own, pm, dm, balance = jax.device_get(metrics)  # numpy from here on: no eager JAX operations
+    counts_m, own, pm, dm, balance, rest_m = jax.device_get(metrics)  # numpy from here on: no eager JAX operations
     energy = {k: float(np.asarray(v)[0]) for k, v in balance._asdict().items()}
     clock = jax.device_get(state.clock)
     if int(clock.status[0]) == Status.OK and bool(energy_gained(balance)[0]):
@@ -189,6 +196,8 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
     counts = {k: int(v[0]) for k, v in counts_dict(counts_m).items()}
     pulse_cols = pulse_columns(jax.tree.map(lambda x: x[0], pm), len(scenario.vehicles)) if pulse else None
     result = SimResult(samples=samples, final=state, metrics=own)
+    one = lambda tree: jax.tree.map(lambda x: np.asarray(x)[0], tree)  # noqa: E731  (the one scenario)
+    rest = RestTracker().summarize(one(rest_m), None, one(jax.device_get(state)), xp=np)
 
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -203,8 +212,15 @@ def run_scenario(path: str | Path, end_time: float | None = None, dt: float | No
             first = jax.tree.map(lambda x: np.asarray(x)[0], (dm, batch.vehicle))  # the one scenario
             rows = damage_rows(*first, len(scenario.vehicles))
             write_damage(rows, out_dir / "damage.parquet")
+        keep = np.asarray(samples.saved[0])
+        marks = mark_columns(samples.t[0][keep], samples.wheel_point[0][keep], samples.wheel_skid[0][keep],
+                             np.asarray(batch.valid[0]))
+        if len(marks["vehicle"]):  # analysis/skids.py: one row per skid mark
+            write_columns(marks, out_dir / "skid_marks.parquet", provenance({"jaxmedusa.units": MARK_UNITS}))
+        else:  # no marks: none from an earlier run of the scenario either
+            (out_dir / "skid_marks.parquet").unlink(missing_ok=True)
     return RunOutput(scenario=scenario, settings=settings, result=result, out_dir=out_dir, wall_time=wall,
-                     pulse_columns=pulse_cols, counts=counts, energy=energy)
+                     pulse_columns=pulse_cols, counts=counts, energy=energy, rest=rest)
 
 
 def run_metadata(scenario: Scenario, settings: Settings, batch, counts: dict | None = None) -> dict:
@@ -224,22 +240,27 @@ def run_metadata(scenario: Scenario, settings: Settings, batch, counts: dict | N
                                         eps2=float(np.asarray(batch.contact.eps2)[0])),
         "jaxmedusa.road": None if road is None else [list(map(float, p)) for p in road],
         "jaxmedusa.settings": dict(end_time=settings.end_time, dt=settings.dt, save_every=settings.save_every,
-                                   contact_law=settings.contact_law, contact_geometry=shape_name(settings)),
+                                   contact_law=settings.contact_law, contact_geometry=shape_name(settings),
+                                   end_condition=settings.end_condition, rest_speed=settings.rest_speed,
+                                   rest_hold=settings.rest_hold),
         **({} if counts is None else {"jaxmedusa.counts": counts}),
     }
 
 
 def summary_rows(out: RunOutput) -> list[dict]:
     """One summary dict per vehicle (1-based numbers): time, position, speed, heading and
-    energy at the last saved sample (end_time, or the last save time before a failure),
-    i.e. the trajectory table's last row, not the final state a fraction of a step later."""
+    energy at the last saved sample (end_time, the rest time of a run that ends at rest, or
+    the last save time before a failure), i.e. the trajectory table's last row, not the final
+    state a fraction of a step later; and the rest metrics of analysis/rest.py (rest_x, ...,
+    distance, skid_length; rest_time -1: still moving at the end)."""
     s = out.result.samples
     last = int(np.nonzero(np.asarray(s.saved[0]))[0][-1])
     r, F, v = (np.asarray(x[0, last]) for x in (s.r, s.F, s.v))
     rows = []
     for i in range(len(out.scenario.vehicles)):
         heading_rad = float(heading(F[i], xp=np))
-        rows.append(dict(
+        rest = {k: float(v[i]) for k, v in (out.rest or {}).items()}
+        rows.append(dict(**rest,
             vehicle=i + 1, time=float(s.t[0, last]),
             x=float(r[i, 0]), y=float(r[i, 1]), z=float(r[i, 2]),
             speed=float(np.hypot(v[i, 0], v[i, 1])),

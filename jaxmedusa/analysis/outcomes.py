@@ -72,6 +72,8 @@ damage of the first collision (analysis/damage.py, which also keeps the later on
 articulated vehicles (contact/articulation.py, docs/trailers.md)
     max_articulation [deg]   largest |yaw - tow vehicle's yaw| of a towed vehicle (0 for others)
     jackknife                max_articulation > JACKKNIFE_DEG (60 deg)
+rest (analysis/rest.py: definitions there)
+    rest_x, rest_y [m], rest_heading [deg], rest_time [s], distance [m], skid_length [m]
 Per scenario (arrays [B]): status (core.status.Status), end_time [s], steps [-] (accepted
 steps), and the counts of analysis/step_counts.py: rejected_steps, contact_steps (accepted
 steps with some pair or barrier in contact), contact_runs (runs of consecutive accepted steps
@@ -91,6 +93,7 @@ import numpy as np
 
 from jaxmedusa.contact.articulation import JACKKNIFE_DEG, articulation
 from jaxmedusa.analysis.damage import DamageState, DamageTracker, first_collision_metrics
+from jaxmedusa.analysis.rest import REST_METRICS, RestState, RestTracker
 from jaxmedusa.analysis.step_counts import EPISODE_GAP, Counts, StepCounts
 from jaxmedusa.contact.crash import NO_PARTNER
 from jaxmedusa.core.params import GRAVITY
@@ -119,6 +122,7 @@ VEHICLE_METRICS = {
     "c1": (), "c2": (), "c3": (), "c4": (), "c5": (), "c6": (), "damage_width": (), "damage_offset": (),
     "crash3_energy": (), "collision_delta_v": (), "collision_pdof_clock": (), "cdc": (5,),
     "max_articulation": (), "jackknife": (),
+    **REST_METRICS,
 }
 SCENARIO_METRICS = ("status", "end_time", "steps", "rejected_steps", "contact_steps", "contact_runs", "episodes")
 
@@ -153,6 +157,7 @@ class OutcomeState(NamedTuple):
     partner: jnp.ndarray  # int32 partner of the first contact (BARRIER, NO_PARTNER or a vehicle)
     counts: Counts  # per scenario: step and contact counts (analysis/step_counts.py)
     damage: DamageState  # per collision: crush profiles, normals, delta-V (analysis/damage.py)
+    rest: RestState  # rest, distance and skid marks (analysis/rest.py)
     articulation: jnp.ndarray | float = 0.0  # [rad] >= 0, largest |articulation| (contact/articulation.py)
 
 
@@ -258,6 +263,7 @@ class Outcomes:
             counts=StepCounts(self.episode_gap).init(batch_item, state),
             damage=DamageTracker(self.episode_gap).init(batch_item, state),
             articulation=jnp.abs(articulation(getattr(batch_item, "joints", None), vs.F)),
+            rest=RestTracker().init(batch_item, state),
         )
 
     def update(self, m: OutcomeState, batch_item, state, info) -> OutcomeState:
@@ -311,6 +317,7 @@ class Outcomes:
             damage=DamageTracker(self.episode_gap).update(m.damage, batch_item, state, info),
             articulation=jnp.maximum(m.articulation,
                                      jnp.abs(articulation(getattr(batch_item, "joints", None), vs.F))),
+            rest=RestTracker().update(m.rest, batch_item, state, info),
         )
 
     def summarize(self, m: OutcomeState, batch_item, state) -> dict:
@@ -338,6 +345,7 @@ class Outcomes:
             **_crash_metrics(m, batch_item),
             **first_collision_metrics(m.damage, batch_item.vehicle),
             "max_articulation": m.articulation * _RAD, "jackknife": m.articulation * _RAD > JACKKNIFE_DEG,
+            **RestTracker().summarize(m.rest, batch_item, state),
         }
         return out
 

@@ -203,6 +203,11 @@ class Settings:
     "medusa_search": contact.c's own search), or None for the law's default shape
     (ContactLaw.default_shape: "medusa_search" for "medusa", "superellipsoid" for the others;
     contact.stage.shape_name gives the name in use).
+    end_condition names when a run ends (solver.end_condition.END_CONDITIONS): "time" at
+    end_time, or "rest" once every vehicle has been still for rest_hold [s], end_time being
+    the limit; still = horizontal speed of the centre of mass below rest_speed [m/s] and yaw
+    rate below rest_speed / R, R the vehicle's largest horizontal wheel distance from its
+    centre of mass (no wheel moves faster than rest_speed by the turning alone).
     Names are checked where they are read (files, CLI) and resolved once per compilation.
     """
 
@@ -218,6 +223,9 @@ class Settings:
     contact_law: str = "medusa"
     contact_geometry: str | None = None
     step_control: str = "medusa"
+    end_condition: str = "time"
+    rest_speed: float = 0.05
+    rest_hold: float = 0.2
 
     def __post_init__(self):
         """Reject settings that cannot run (a zero dt would never end, a NaN end time would
@@ -226,14 +234,16 @@ class Settings:
         def fail(name, expected):
             raise ValueError(f"Settings.{name}: {expected} expected, got {getattr(self, name)!r}")
 
-        for name in ("end_time", "dt", "save_every", "dt_min", "shrink", "grow"):
+        for name in ("end_time", "dt", "save_every", "dt_min", "shrink", "grow", "rest_speed", "rest_hold"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) \
                     or not math.isfinite(v):
                 fail(name, "a finite number")
-        for name in ("dt", "save_every", "dt_min"):
+        for name in ("dt", "save_every", "dt_min", "rest_hold"):
             if not getattr(self, name) > 0:
                 fail(name, "a number > 0 [s]")
+        if not self.rest_speed > 0:
+            fail("rest_speed", "a number > 0 [m/s]")
         if not self.end_time >= 0:
             fail("end_time", "a number >= 0 [s]")
         if not self.shrink > 1.0:
@@ -246,7 +256,7 @@ class Settings:
         for name in ("tires", "contact"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 fail(name, "true or false")
-        for name in ("contact_law", "contact_geometry", "step_control"):
+        for name in ("contact_law", "contact_geometry", "step_control", "end_condition"):
             value = getattr(self, name)
             if not isinstance(value, str) and not (name == "contact_geometry" and value is None):
                 fail(name, "a name (string)")

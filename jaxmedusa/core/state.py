@@ -7,7 +7,8 @@ Per pair (P = V(V-1)/2, pairs (a, b) with a < b in row-major order): the contact
 multipliers gamma1, gamma2, a warm start for the contact search and the pair's largest
 overlap (the crush law's permanent crush). Per vehicle and rigid barrier (V, NB): the same
 largest overlap and multipliers (contact/barrier.py).
-Per scenario: time, step size, step-size hold counter, last save time, status.
+Per scenario: time, step size, step-size hold counter, last save time, status, and per
+vehicle the time since which it has been still (the end condition "rest").
 """
 from __future__ import annotations
 
@@ -56,6 +57,10 @@ class ScenarioClock:
     t_saved: jnp.ndarray  # () time of the last saved sample [s]
     status: jnp.ndarray  # () int32, a core.status.Status value
     steps: jnp.ndarray  # () int32 accepted steps
+    # (V,) [s] per vehicle: the end time of the accepted step from which the vehicle has been
+    # still (speed and yaw rate below Settings.rest_speed's thresholds, solver/end_condition.py),
+    # -1 while it moves. None only in hand-made clocks (build.py fills it).
+    still_since: jnp.ndarray | None = None
 
 
 @pytree_dataclass

@@ -12,7 +12,11 @@ rad, as build.table_arrays stores them) and the scenario's contact parameters.
 The states at the observation times are captured inside the run by
 fit.observe.ObservationTracker (cubic Hermite interpolation across the step that crosses
 each time). Heading is main.c's atan2(d12, d11); heading residuals are wrapped to
-(-180, 180] deg; speed is |(vx, vy)|. A run that fails (status not ok) gives residuals of
+(-180, 180] deg; speed is |(vx, vy)|. Observations at rest (time "rest") read the final
+state of the run, which ends at rest (end_condition = "rest"); skid_length reads the longest
+wheel mark of the whole run (analysis/rest.py's tracker, run beside the observation tracker
+when a skid length is observed). A run that fails (status not ok, not_at_rest included:
+the rest it was to reach did not come) gives residuals of
 FAILED_RESIDUAL: finite, so the solver sees a worse cost and shrinks its step instead of
 meeting NaN.
 
@@ -28,6 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmedusa.analysis.rest import RestTracker
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.pytree import replace
 from jaxmedusa.core.safe_math import heading, safe_hypot
@@ -37,6 +42,7 @@ from jaxmedusa.fit.spec import CRUSH_QUANTITIES, FitSpec
 from jaxmedusa.physics import road as road_mod
 from jaxmedusa.fit.observe import ObservationTracker, Observed
 from jaxmedusa.solver.simulate import finish, init_metrics, simulate
+from jaxmedusa.solver.trackers import CombinedTracker
 
 __all__ = ["FitProblem", "FAILED_RESIDUAL", "wrap_degrees"]
 
@@ -78,9 +84,13 @@ class FitProblem:
         self._value = np.array([r[4] for r in rows])
         self._sigma = np.array([r[5] for r in rows])
         self._is_heading = np.array([r[3] == "heading_deg" for r in rows])
-        self.times = sorted({o.time for o in spec.observations})
+        self._at_rest = np.array([o.at_rest for o in spec.observations for _ in o.values])
+        self.times = sorted({o.time for o in spec.observations if not o.at_rest})
         crush = any(r[3] in CRUSH_QUANTITIES for r in rows)  # C1..C6 observed: track the crush profiles
-        self.tracker = ObservationTracker(tuple(self.times), damage=crush)
+        skids = any(r[3] == "skid_length" for r in rows)
+        # the rest tracker (skid marks) only where a skid length is observed: no extra work otherwise
+        self.tracker = CombinedTracker((ObservationTracker(tuple(self.times), damage=crush),
+                                        RestTracker() if skids else None))
 
     @property
     def n_unknowns(self) -> int:
@@ -177,31 +187,45 @@ class FitProblem:
     def observe(self, x) -> Observed:
         """The vehicles' states at the observation times (fit/observe.py), leaves [1, ...],
         and the final state: one while loop, no samples."""
+        obs, _, final = self._evaluate(x)
+        return obs, final
+
+    def _evaluate(self, x):
+        """(Observed, analysis.rest.RestState or None, final SimState), leaves [1, ...]."""
         batch, state = self.apply(x)
         metrics = init_metrics(batch, state, self.tracker)
-        final, obs = finish(batch, state, metrics, self.spec.settings, self.tracker)
-        return obs, final
+        final, (obs, rest) = finish(batch, state, metrics, self.spec.settings, self.tracker)
+        return obs, rest, final
 
     def predict(self, x):
         """(model values (m,) in the observations' units, status of the run ())."""
-        obs, final = self.observe(x)
+        obs, rest, final = self._evaluate(x)
         crush = None
         if obs.damage is not None:  # the first collision's C1..C6 (analysis/damage.py), [V]
             dm = jax.tree.map(lambda a: a[0], obs.damage)
             crush = first_collision_metrics(dm, jax.tree.map(lambda a: a[0], self.batch.vehicle))
         out = []
-        for (_, k, T, q, _, _) in self.rows:
-            i = self.times.index(T)
+        for (_, k, T, q, _, _), at_rest in zip(self.rows, self._at_rest):
             if q in CRUSH_QUANTITIES:
                 out.append(crush[q][k])
-            elif q == "x":
-                out.append(obs.r[0, i, k, 0])
-            elif q == "y":
-                out.append(obs.r[0, i, k, 1])
-            elif q == "heading_deg":
-                out.append(jnp.rad2deg(heading(obs.F[0, i, k])))
+                continue
+            if q == "skid_length":  # the whole run's longest wheel mark (analysis/skids.py)
+                out.append(jnp.max(rest.skids.length[0, k]))
+                continue
+            if at_rest:  # the final state: the run ended at rest
+                vs = final.vehicles
+                r, F, v = vs.r[0, k], vs.F[0, k], vs.v[0, k]
             else:
-                out.append(safe_hypot(obs.v[0, i, k, 0], obs.v[0, i, k, 1]))
+                i = self.times.index(T)
+                r, F, v = obs.r[0, i, k], obs.F[0, i, k], obs.v[0, i, k]
+            if q == "x":
+                out.append(r[0])
+            elif q == "y":
+                out.append(r[1])
+            elif q == "heading_deg":
+                out.append(jnp.rad2deg(heading(F)))
+            else:
+                out.append(safe_hypot(v[0], v[1]))
         ok = (final.clock.status[0] == Status.OK) & jnp.all(obs.seen[0])
         return jnp.stack(out), ok
 

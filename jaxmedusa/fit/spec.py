@@ -25,13 +25,17 @@ Fit file (TOML; every key is checked, errors name the file and the key):
 
     [[observations]]                      # one table per observed vehicle and time
     vehicle = 2                           # 1-based
-    time = 2.5                            # [s], or "end" (= end_time)
-    x = 52.1                              # any of x, y [m], heading_deg [deg], speed [m/s];
+    time = 2.5                            # [s], "end" (the end of the run: end_time, or the
+                                          #   rest with end_condition = "rest"), or "rest"
+    x = 52.1                              # any of x, y [m], heading_deg [deg], speed [m/s],
+    y = 1.3                               #   skid_length [m] (the vehicle's longest wheel mark
+    heading_deg = 4.2                     #   over the run, analysis/skids.py: time "end"/"rest");
                                           #   at time = "end" also c1..c6 [m], the crush
                                           #   profile of the vehicle's first collision
-    y = 1.3
-    heading_deg = 4.2
     sigma = { x = 0.1, y = 0.1, heading_deg = 0.5 }   # standard deviation of each given quantity
+
+    time = "rest": the vehicle at rest, where the run ends (needs [simulation] end_condition =
+    "rest"; a trial run that meets end_time first, status not_at_rest, counts as failed).
 
     [fit]
     starts = 16                           # starting points, solved in one vmapped batch
@@ -66,11 +70,12 @@ from jaxmedusa.study.parse import study_from_dict
 from jaxmedusa.study.spec import Target
 
 __all__ = ["FitSpec", "Unknown", "Observation", "FitOptions", "load_fit", "fit_from_dict", "QUANTITIES",
-           "FitError"]
+           "WHOLE_RUN", "FitError"]
 
 FitError = MedusaInputError  # the CLI's exit-code-2 error, as for scenario and study files
 
-QUANTITIES = ("x", "y", "heading_deg", "speed")  # observable quantities, in this order
+QUANTITIES = ("x", "y", "heading_deg", "speed", "skid_length")  # observable quantities, in this order
+WHOLE_RUN = ("skid_length",)  # quantities of the whole run: only with time "end" or "rest"
 # The crush profile of the vehicle's first collision (analysis/damage.py), observable at "end"
 # only: C1..C6 [m] as an investigator measures them (NASS), each with its sigma.
 CRUSH_QUANTITIES = tuple(f"c{i}" for i in range(1, 7))
@@ -103,12 +108,14 @@ class Unknown:
 
 @dataclass(frozen=True)
 class Observation:
-    """Measured quantities of one vehicle (0-based here) at time `time` [s]."""
+    """Measured quantities of one vehicle (0-based here) at time `time` [s], or at its rest
+    (at_rest: time "rest", or "end" of a run that ends at rest; `time` is then NaN)."""
 
     index: int  # position in the file's [[observations]] (0-based)
     vehicle: int
     time: float
     values: tuple[tuple[str, float, float], ...]  # (quantity, value, sigma), QUANTITIES order
+    at_rest: bool = False
 
 
 @dataclass(frozen=True)
@@ -269,7 +276,13 @@ def _observations(t, base: Scenario, settings: Settings, err: InputErrors) -> li
         if "time" not in o:
             err.fail(f"{where}.time", "missing: the time of the observation [s] or \"end\"")
         time = o["time"]
-        if time == "end":
+        ends_at_rest = settings.end_condition == "rest"
+        at_rest = time == "rest" or (time == "end" and ends_at_rest)
+        if time == "rest" and not ends_at_rest:
+            err.fail(f"{where}.time", "\"rest\" needs a run that ends at rest: [simulation] end_condition = \"rest\"")
+        if at_rest:
+            time = math.nan
+        elif time == "end":
             time = settings.end_time
         else:
             time = err.number(time, f"{where}.time")
@@ -279,8 +292,11 @@ def _observations(t, base: Scenario, settings: Settings, err: InputErrors) -> li
         given = [q for q in QUANTITIES + CRUSH_QUANTITIES if q in o]
         if not given:
             err.fail(where, f"no observed quantity: give any of {', '.join(QUANTITIES + CRUSH_QUANTITIES)}")
+        for q in given:
+            if q in WHOLE_RUN and o["time"] not in ("end", "rest"):
+                err.fail(f"{where}.{q}", f"{q} is a quantity of the whole run: give time = \"end\" or \"rest\"")
         crush = [q for q in given if q in CRUSH_QUANTITIES]
-        if crush and time != settings.end_time:
+        if crush and not at_rest and time != settings.end_time:
             err.fail(f"{where}.{crush[0]}", "a crush profile is observed at time = \"end\" (the permanent crush)")
         sigma = err.table(o.get("sigma", {}), f"{where}.sigma")
         for s in sigma:
@@ -295,5 +311,5 @@ def _observations(t, base: Scenario, settings: Settings, err: InputErrors) -> li
             if s <= 0:
                 err.fail(f"{where}.sigma.{q}", f"{s:g} must be > 0")
             values.append((q, v, s))
-        out.append(Observation(index=i, vehicle=k - 1, time=float(time), values=tuple(values)))
+        out.append(Observation(index=i, vehicle=k - 1, time=float(time), values=tuple(values), at_rest=at_rest))
     return out

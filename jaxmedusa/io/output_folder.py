@@ -35,7 +35,8 @@ __all__ = ["MARKER", "KINDS", "OutputFolderError", "prepare_output", "check_writ
 MARKER = "jaxmedusa-folder.json"
 KINDS = ("run", "study", "fit", "sensitivity", "infer")
 # Files and folders the commands write (what --overwrite replaces; other files are left alone)
-RESULT_NAMES = ("trajectory.parquet", "contact_events.parquet", "crash_pulse.parquet", "damage.parquet", "director.asc",
+RESULT_NAMES = ("trajectory.parquet", "contact_events.parquet", "crash_pulse.parquet", "damage.parquet",
+                "skid_marks.parquet", "director.asc",
                 "velocity.asc", "energy.asc", "path.asc", "scenarios.parquet", "sweep.json", "chunks", "trajectories",
                 "fit.parquet", "starts.parquet", "residuals.parquet", "sensitivity.parquet")
 # Derived from results: removed whenever the results they show are replaced

@@ -105,6 +105,9 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
     contact_geometry = "superellipsoid"  # "superellipsoid" | "ellipsoid" | "box" | "medusa_search";
                                       # absent: the law's default ("medusa_search" for "medusa")
     tires = true
+    end_condition = "rest"            # "time" (default: run to end_time) | "rest": end once every
+    rest_speed = 0.05                 #   vehicle's speed [m/s] (and yaw rate, solver/end_condition.py)
+    rest_hold = 0.2                   #   has stayed below rest_speed for rest_hold [s]; end_time the limit
     # (every other field of core.params.Settings is accepted too, e.g. dt_min, contact, step_control)
 
 A driver input (tire_speed, steering_deg) is a number (a constant) or a table

@@ -7,7 +7,11 @@ sample and vehicle, columns
     (core.safe_math.orientation_angles), speed [m/s] (sqrt(vx^2 + vy^2), as main.c),
     d11..d33 (dij = component j of director i = F[j-1, i-1]), vx, vy, vz [m/s],
     w11..w33 [1/s] (wij = component j of director velocity i = W[j-1, i-1]),
-    energy [J] (eq 1.33 in full), energy_medusa [J] (vehicle.c energy()).
+    energy [J] (eq 1.33 in full), energy_medusa [J] (vehicle.c energy()),
+    then per wheel k = 1..W (front-left, front-right, rear-left, rear-right, further axles
+    left, right): wheel{k}_x, wheel{k}_y [m] the tire's road contact point, wheel{k}_skid
+    (bool) EDC's skid flag, the tire slides (analysis/skids.py: skid marks); NaN points
+    for the padding wheels of a vehicle with fewer axles than the batch's most.
 Rows that were not saved (Samples.saved False) and padding vehicles (batch.valid False)
 are left out. Units are in each field's metadata (b"unit").
 
@@ -17,7 +21,8 @@ Study scenario table (`scenarios_table`): one row per scenario, columns
     episodes (analysis/step_counts.py), then per vehicle n = 1..V the metrics of
     analysis.outcomes.VEHICLE_METRICS as `v{n}_{metric}` (vectors: `_x/_y/_z` in the world frame,
     `_fwd/_left/_up` in the vehicle frame). Missing values are nulls: contact times of a
-    vehicle that never touched, the PDOF of a vehicle with zero delta-V.
+    vehicle that never touched, the PDOF of a vehicle with zero delta-V, the rest position,
+    heading and time of a vehicle that still moves at the end (analysis/rest.py).
 
 Crash pulse (`write_pulse`, analysis/crash_pulse.py): one row per vehicle and 10 kHz tick
 from the first contact: vehicle, time, t_rel [s], in_contact, ax, ay, az, a_long, a_lat
@@ -75,7 +80,10 @@ METRIC_UNITS = {
     **{f"c{i}": "m" for i in range(1, 7)}, "damage_width": "m", "damage_offset": "m", "crash3_energy": "J",
     "collision_delta_v": "m/s", "collision_pdof_clock": "h", "cdc": "",
     "max_articulation": "deg", "jackknife": "-",
+    "rest_x": "m", "rest_y": "m", "rest_heading": "deg", "rest_time": "s", "distance": "m", "skid_length": "m",
 }
+# Rest metrics that are null where the vehicle still moves at the end (analysis.rest.AT_REST_ONLY).
+_AT_REST_ONLY = ("rest_x", "rest_y", "rest_heading", "rest_time")
 # Crash-pulse columns (analysis/crash_pulse.py; the filtered ones carry a _cfc<N> suffix).
 PULSE_UNITS = {"time": "s", "t_rel": "s", **{c: "m/s^2" for c in ("ax", "ay", "az", "a_long", "a_lat")}}
 VECTOR_SUFFIXES = {"delta_v_vec": ("x", "y", "z"), "delta_v_body": ("fwd", "left", "up")}
@@ -238,14 +246,15 @@ def write_pulse(columns: dict, path: str | Path, metadata: dict[str, str] | None
 
 
 def _field(name: str, type_: pa.DataType) -> pa.Field:
-    unit = _UNITS.get(name)
+    unit = _UNITS.get(name, "m" if name.startswith("wheel") and name[-2:] in ("_x", "_y") else None)
     return pa.field(name, type_, metadata={b"unit": unit.encode()} if unit else None)
 
 
-def trajectory_table(samples, valid, ids=None, id_name: str = "sample_id", joints=None) -> pa.Table:
+def trajectory_table(samples, valid, ids=None, id_name: str = "sample_id", joints=None, wheels=None) -> pa.Table:
     """Long-format trajectory table (module docstring) from Samples with leaves [B, S, ...]
     (numpy or JAX) and valid [B, V]. `ids` (B,) labels the scenarios in column `id_name`;
-    None leaves that column out."""
+    None leaves that column out. `wheels` [B, V, W] bool: the vehicle has that wheel (a car
+    in a batch with trucks has padding wheels: NaN points there); None: every wheel."""
     saved = np.asarray(samples.saved, bool)  # [B, S]
     valid = np.asarray(valid, bool)  # [B, V]
     r = np.asarray(samples.r)  # [B, S, V, 3]
@@ -279,6 +288,13 @@ def trajectory_table(samples, valid, ids=None, id_name: str = "sample_id", joint
     cols["energy_medusa"] = take(samples.energy_medusa)
     if joints is not None:  # articulated vehicles (contact/articulation.py, docs/trailers.md)
         cols.update({k: x[bi, si, vi] for k, x in trajectory_columns(samples, joints).items()})
+    if getattr(samples, "wheel_point", None) is not None:  # analysis/skids.py
+        point, skid = take(samples.wheel_point), take(samples.wheel_skid)  # (N, W, 3), (N, W)
+        if wheels is not None:
+            point = np.where(np.asarray(wheels, bool)[bi, vi][:, :, None], point, np.nan)
+        for k in range(point.shape[1]):
+            cols[f"wheel{k + 1}_x"], cols[f"wheel{k + 1}_y"] = point[:, k, 0], point[:, k, 1]
+            cols[f"wheel{k + 1}_skid"] = np.asarray(skid[:, k], bool)
     arrays = [arrow_array(c) for c in cols.values()]
     schema = pa.schema([_field(k, a.type) for k, a in zip(cols, arrays)])
     return pa.Table.from_arrays(arrays, schema=schema)
@@ -292,8 +308,11 @@ def write_trajectory(result_samples, batch, path, metadata: dict[str, str] | Non
     column (0-based batch index). Columns: module docstring. Atomic; returns the path."""
     b = np.asarray(result_samples.saved).shape[0]
     ids = None if b == 1 else np.arange(b)
+    # padding wheels (physics: C = D = 0, never loaded) of a smaller vehicle in the batch
+    springs = getattr(getattr(batch, "vehicle", None), "C", None)  # a Batch; hand-made ones may lack it
     table = trajectory_table(result_samples, batch.valid, ids=ids, id_name="scenario",
-                             joints=getattr(batch, "joints", None))
+                             joints=getattr(batch, "joints", None),
+                             wheels=None if springs is None else np.asarray(springs) > 0.0)
     return write_table(table, path, provenance(metadata))
 
 
@@ -335,6 +354,8 @@ def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict
             null = a < 0.0
         elif name in ("pdof_deg", "pdof_clock"):
             null = np.asarray(metrics["pdof_clock"])[:, :n_vehicles] == 0
+        elif name in _AT_REST_ONLY:  # analysis/rest.py: not at rest at the end of the run
+            null = np.asarray(metrics["rest_time"])[:, :n_vehicles] < 0.0
         if name == "cdc":  # SAE J224 codes (N, V, 5) -> one string column per vehicle
             for k, col in enumerate(metric_columns(name, n_vehicles)):
                 cols[col] = pa.array([cdc_string(c) for c in a[:, k]])

@@ -15,12 +15,14 @@ from jaxmedusa.contact.laws import LAWS
 from jaxmedusa.contact.shapes import SHAPES
 from jaxmedusa.core.params import Settings
 from jaxmedusa.io.medusa_files import MedusaInputError
+from jaxmedusa.solver.end_condition import END_CONDITIONS
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 
 __all__ = ["InputErrors", "is_number", "read_toml", "simulation_settings", "NAMED_SETTINGS"]
 
 # Settings fields whose string values name an entry of a registry.
-NAMED_SETTINGS = {"contact_law": LAWS, "contact_geometry": SHAPES, "step_control": STEP_CONTROLS}
+NAMED_SETTINGS = {"contact_law": LAWS, "contact_geometry": SHAPES, "step_control": STEP_CONTROLS,
+                  "end_condition": END_CONDITIONS}
 
 
 def is_number(value) -> bool:

@@ -18,6 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 
+from jaxmedusa.analysis.skids import mark_polylines
 from jaxmedusa.physics.road import spline_coefficients
 from jaxmedusa.plot.run_data import RunData, directors
 
@@ -102,10 +103,12 @@ def draw_plan(ax, run: RunData, t_max: float | None = None, every: float = OUTLI
     `moving` (2,) [m/s]: draw in a frame moving at this velocity (positions x - u t), so
     that the vehicles' relative motion shows; None: the ground frame.
 
-    Outline polygons carry gid "outline-<n>" (vehicle n), paths "path-<n>", contact
-    markers "contact", normals "normal", road lines "road", residual crush profiles
-    "crush-<n>" (damage.parquet, on the outline at t_max). Returns counts per kind."""
-    counts = {"outlines": 0, "contacts": 0}
+    Outline polygons carry gid "outline-<n>" (vehicle n), paths "path-<n>", skid marks
+    "skid-<n>" (analysis/skids.py: each run of samples with wheel<k>_skid true, drawn thick
+    and dark in the ground frame only, where marks lie), contact markers "contact",
+    normals "normal", road lines "road", residual crush profiles "crush-<n>"
+    (damage.parquet, on the outline at t_max). Returns counts per kind."""
+    counts = {"outlines": 0, "contacts": 0, "skid_marks": 0}
     t_end = float(run.trajectory["time"].max())
     t_max = t_end if t_max is None else t_max
     all_xy = []
@@ -132,6 +135,8 @@ def draw_plan(ax, run: RunData, t_max: float | None = None, every: float = OUTLI
         r = rows[["x", "y", "z"]].to_numpy().copy()
         r[:, :2] = shift(r[:, :2], times)
         ax.plot(r[:, 0], r[:, 1], color=color, lw=1.0, gid=f"path-{n}", label=veh.get("name", f"vehicle {n}"))
+        if moving is None:
+            counts["skid_marks"] += _draw_skid_marks(ax, rows, n)
         idx = outline_times(times, every) if fade else np.array([len(times) - 1])
         shapes = outlines(rows[["x", "y", "z"]].to_numpy()[idx], directors(rows.iloc[idx]), veh["contact_semi_axes"],
                           run.shape)
@@ -180,6 +185,18 @@ def draw_plan(ax, run: RunData, t_max: float | None = None, every: float = OUTLI
     ax.set_ylabel("y [m]")
     return counts
 
+
+
+def _draw_skid_marks(ax, rows: pd.DataFrame, n: int) -> int:
+    """Every wheel's skid marks of vehicle n (trajectory columns wheel<k>_x/_y/_skid); the count."""
+    drawn, k = 0, 1
+    while f"wheel{k}_skid" in rows.columns:
+        for mark in mark_polylines(rows[f"wheel{k}_x"], rows[f"wheel{k}_y"], rows[f"wheel{k}_skid"]):
+            ax.plot(mark[:, 0], mark[:, 1], color="0.15", lw=2.2, alpha=0.7, solid_capstyle="butt",
+                    marker="." if len(mark) == 1 else None, gid=f"skid-{n}", zorder=1)
+            drawn += 1
+        k += 1
+    return drawn
 
 
 def crush_points(row, semi_axes) -> np.ndarray:

@@ -21,6 +21,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 from matplotlib.figure import Figure
 
+from jaxmedusa.core.status import NOT_FAILURES, is_failure
+
 DEFAULT_METRICS = ("delta_v", "final_y", "contact_duration")
 _NOT_PARAMETERS = {"sample_id", "status", "status_name", "end_time", "steps"}
 
@@ -84,10 +86,11 @@ def metric_columns(table: pd.DataFrame, stem: str) -> list[str]:
 
 
 def failed_mask(table: pd.DataFrame) -> np.ndarray:
+    """Rows of failed runs; not_at_rest (end_condition "rest", end_time first) is a complete run."""
     if "status_name" in table.columns:
-        return (table["status_name"] != "ok").to_numpy()
+        return (~table["status_name"].isin([s.label for s in NOT_FAILURES])).to_numpy()
     if "status" in table.columns:
-        return (table["status"] != 0).to_numpy()
+        return np.asarray(is_failure(table["status"].to_numpy()), bool)
     return np.zeros(len(table), bool)
 
 

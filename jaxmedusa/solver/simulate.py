@@ -8,13 +8,15 @@
 `simulate` is jitted (settings are static). A batch has a leading axis [B] on every leaf;
 per-vehicle leaves have [B, V]. Each scenario integrates with its own t and dt under the
 step control `settings.step_control` (solver/step_control.py) until the control says it is
-done (MEDUSA's rule: t > end_time). Samples lie on the exact grid t = k * save_every and
+done (MEDUSA's rule: t > end_time; with `end_condition = "rest"` also once every vehicle is
+at rest, solver/end_condition.py, whose clocks are brought up to date after every attempt:
+such a run's last sample is its state at the time it stopped, off the grid). Samples lie on the exact grid t = k * save_every and
 at end_time: each is the state interpolated between the two accepted steps around its
 time (solver/save_grid.py), so saving never changes a step (main.c instead saves the first
 step with t - t_last_save >= 0.999999 * save_every, whose times drift after a contact).
 
 Result: `samples` (Samples with leaves [B, S, ...], S = settings.n_samples, rows with
-saved=False are unused), `final` (the SimState after the last step) and `metrics`.
+saved=False are unused; per wheel the tires' contact points and skid flags too), `final` (the SimState after the last step) and `metrics`.
 
 In-run metrics: pass `tracker` (solver/trackers.py: `init` and `update` for ONE scenario,
 vmapped here); `update` sees every step, accepted or not, after it is taken. `record=False`
@@ -44,10 +46,10 @@ from jaxmedusa.core import executable_cache
 from jaxmedusa.core.params import Batch, Settings
 from jaxmedusa.core.pytree import replace
 from jaxmedusa.core.state import SimState
-from jaxmedusa.core.status import Status
+from jaxmedusa.core.status import Status, is_failure
 from jaxmedusa.physics.vehicle import energy_medusa, energy_total
-from jaxmedusa.solver import save_grid
-from jaxmedusa.solver.step import predict, scenario_step
+from jaxmedusa.solver import end_condition, save_grid
+from jaxmedusa.solver.step import predict, rates_of_vehicles, scenario_step
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 
 __all__ = ["simulate", "simulate_fixed", "advance", "cached_advance", "finish", "init_metrics", "cached_init_metrics",
@@ -67,6 +69,10 @@ class Samples(NamedTuple):
     W: jnp.ndarray  # [B, S, V, 3, 3] director velocities as columns [1/s]
     energy: jnp.ndarray  # [B, S, V] total energy (1.33) in full [J]
     energy_medusa: jnp.ndarray  # [B, S, V] vehicle.c energy(): without m v.v/2 [J]
+    # per wheel (W: front-left, front-right, rear-left, rear-right, further axles), from the
+    # vehicle rates at the sample (physics/vehicle.py WheelInfo; analysis/skids.py):
+    wheel_point: jnp.ndarray | None = None  # [B, S, V, W, 3] tire contact points on the road [m]
+    wheel_skid: jnp.ndarray | None = None  # [B, S, V, W] bool, EDC's skid flag (WheelInfo.sliding)
 
 
 class SimResult(NamedTuple):
@@ -114,11 +120,21 @@ def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
     def pick(n, o):
         return n if active is None else jnp.where(active.reshape(active.shape + (1,) * (n.ndim - 1)), n, o)
 
-    state = jax.tree.map(pick, new, state)
+    old, state = state, jax.tree.map(pick, new, state)
+    state = _end_condition(batch, old, state, settings)
     if tracker is not None:
         updated = batch_map(tracker.update)(metrics, batch, state, info)
         metrics = jax.tree.map(pick, updated, metrics)
     return state, metrics
+
+
+def _end_condition(batch: Batch, before: SimState, after: SimState, settings: Settings) -> SimState:
+    """The clocks after an attempt: each vehicle's still_since, and NOT_AT_REST where a run
+    ending at rest met end_time first (solver/end_condition.py)."""
+    control = STEP_CONTROLS.resolve(settings.step_control, where="Settings.step_control")
+    after = jax.vmap(end_condition.update_clock, in_axes=(0, 0, 0, None))(batch, before, after, settings)
+    clock = end_condition.flag_limit(after.clock, settings, control.running(after.clock, settings))
+    return replace(after, clock=clock)
 
 
 def _loop(batch, carry, settings, tracker, condition, adjoint: str, max_steps: int | None):
@@ -144,11 +160,16 @@ def _loop(batch, carry, settings, tracker, condition, adjoint: str, max_steps: i
     return jax.lax.scan(scan_body, carry, None, length=max_steps)[0]
 
 
-def _sample(batch: Batch, state: SimState, take) -> Samples:
+def _sample(batch: Batch, state: SimState, take, settings: Settings) -> Samples:
     vs = state.vehicles
     e = jax.vmap(jax.vmap(energy_total))(batch.vehicle, vs.r, vs.F, vs.v, vs.W)
     em = jax.vmap(jax.vmap(energy_medusa))(batch.vehicle, vs.r, vs.F, vs.v, vs.W)
-    return Samples(saved=take, t=state.clock.t, r=vs.r, F=vs.F, v=vs.v, W=vs.W, energy=e, energy_medusa=em)
+    # the tires at the sample: the step's own vehicle rates at the sampled state and the driver
+    # inputs of its time (the contact point and the skid flag of the very WheelInfo a step sees)
+    _, wheels, _ = jax.vmap(rates_of_vehicles, in_axes=(0, 0, 0, 0, None))(batch, state, vs.r, vs.F, settings)
+    skid = getattr(wheels, "sliding", None)
+    return Samples(saved=take, t=state.clock.t, r=vs.r, F=vs.F, v=vs.v, W=vs.W, energy=e, energy_medusa=em,
+                   wheel_point=wheels.point, wheel_skid=jnp.zeros(wheels.fz.shape, bool) if skid is None else skid)
 
 
 def _mark_saved(state: SimState, take, target) -> SimState:
@@ -188,8 +209,13 @@ def _advance(batch: Batch, carry, settings: Settings, n_slots: int, tracker=None
             c = _loop(batch, c, settings, tracker,
                       lambda s: _running(s, settings) & (last | (s.clock.t < target)), adjoint, bound)
         st, metrics, prev = c
-        take = save_grid.reached(st, target, settings) & (st.clock.status == Status.OK) & ~last
-        sample = _sample(batch, save_grid.interpolate(st, prev, target, batch.valid), take) if record else None
+        ran = ~is_failure(st.clock.status)  # OK, or NOT_AT_REST: a run's own end, not a failure
+        take = save_grid.reached(st, target, settings) & ran & ~last
+        # a run that stopped at rest before this save time: its last sample is its state at its rest
+        rested = end_condition.at_rest(st.clock, settings) & ~take & (st.clock.t > st.clock.t_saved) & ~last
+        target = jnp.where(rested, st.clock.t, target)
+        take = take | rested
+        sample = _sample(batch, save_grid.interpolate(st, prev, target, batch.valid), take, settings) if record else None
         return (_mark_saved(st, take, target), metrics, prev), sample
 
     carry, samples = jax.lax.scan(slot, carry, jnp.arange(n_slots))

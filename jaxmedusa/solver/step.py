@@ -139,6 +139,7 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) ->
         t_saved=clk.t_saved,
         status=status,
         steps=clk.steps + take.astype(jnp.int32),
+        still_since=clk.still_since,  # solver/end_condition.py updates it after the step
     )
     pairs = jax.tree.map(lambda new, old: jnp.where(ok, new, old), pairs, state.pairs)
     barriers = jax.tree.map(lambda new, old: jnp.where(ok, new, old), barriers, state.barriers)

@@ -11,6 +11,9 @@ A control is a `StepControl` registered in STEP_CONTROLS under the name that
 - "constant": every step is taken with the initial dt; a run takes round(end_time / dt)
   steps (it ends when t >= end_time - dt/2, so round-off in t cannot add a step).
 
+Either control's `running` is also false once the run's rest has come under
+end_condition = "rest" (solver/end_condition.py), so that every loop stops there.
+
 Room for an error-based control: `decide` receives the clock and what the step saw
 (`touching`); an embedded error estimate would be one more field of `StepProposal`, filled
 by solver.step, and a control "pi" would accept when error <= 1 and scale dt by
@@ -29,6 +32,7 @@ import jax.numpy as jnp
 
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.registry import Registry
+from jaxmedusa.solver.end_condition import at_rest
 
 __all__ = ["StepControl", "StepProposal", "STEP_CONTROLS", "MEDUSA", "CONSTANT", "medusa_decide", "constant_decide",
            "SMOOTH_LAW_STEP"]
@@ -45,7 +49,7 @@ class StepControl:
     """decide(clock, proposal, settings) -> (accept () bool, dt_next () [s], hold_next () int32):
     whether to take the attempted step, the step size of the next attempt and the hold
     counter (main.c `just_reduced`). running(clock, settings) -> () bool: whether the
-    scenario still has steps to take before settings.end_time."""
+    scenario still has steps to take before settings.end_time (and is not at rest)."""
 
     name: str
     decide: Callable
@@ -65,8 +69,8 @@ def medusa_decide(clock, proposal: StepProposal, s: Settings):
 
 
 def medusa_running(clock, s: Settings):
-    """main.c `while (t <= t2)`."""
-    return clock.t <= s.end_time
+    """main.c `while (t <= t2)`, and not yet at rest (end_condition "rest")."""
+    return (clock.t <= s.end_time) & ~at_rest(clock, s)
 
 
 def constant_decide(clock, proposal: StepProposal, s: Settings):
@@ -75,8 +79,9 @@ def constant_decide(clock, proposal: StepProposal, s: Settings):
 
 
 def constant_running(clock, s: Settings):
-    """Steps of a fixed dt: the last one ends at end_time (within dt/2 of round-off)."""
-    return clock.t < s.end_time - 0.5 * clock.dt
+    """Steps of a fixed dt: the last one ends at end_time (within dt/2 of round-off); not
+    yet at rest (end_condition "rest")."""
+    return (clock.t < s.end_time - 0.5 * clock.dt) & ~at_rest(clock, s)
 
 
 # Study defaults of the smooth contact laws (forces continuous in the state, unlike MEDUSA's

@@ -23,6 +23,7 @@ Study file (TOML; every key is checked, errors name the key):
                                           # no step_control: solver.step_control.SMOOTH_LAW_STEP's
     contact_geometry = "superellipsoid"   # "superellipsoid" | "ellipsoid" | "box" | "medusa_search";
                                           # absent: the law's default ("medusa_search" for "medusa")
+    end_condition = "rest"                # "time" | "rest" (rest_speed, rest_hold): solver/end_condition.py
 
     [contact]                             # base contact parameters (core.params.CONTACT_DEFAULTS)
     p1 = 2e4                              # p1, p2, stiffness, damping, eps1, eps2; the crush law's
@@ -53,7 +54,7 @@ Study file (TOML; every key is checked, errors name the key):
     batch = 256                           # chunk size; default automatic ("auto")
 
     [outputs]
-    metrics = ["contact", "delta_v", "pdof", "final", "handling", "energy", "crash"]  # groups or names
+    metrics = ["contact", "delta_v", "pdof", "final", "handling", "energy", "crash", "rest"]  # groups or names
     trajectories = false                  # also write the partitioned trajectories/ dataset
     lane_width = 3.0                      # [m], lane departure above lane_width / 2
     spin_threshold_deg = 90.0             # [deg], spin-out above it

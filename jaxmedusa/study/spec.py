@@ -42,6 +42,7 @@ METRIC_GROUPS = {
     "damage": ("c1", "c2", "c3", "c4", "c5", "c6", "damage_width", "damage_offset", "crash3_energy",
                "collision_delta_v", "collision_pdof_clock", "cdc"),
     "articulation": ("max_articulation", "jackknife"),  # towed vehicles (contact/articulation.py)
+    "rest": ("rest_x", "rest_y", "rest_heading", "rest_time", "distance", "skid_length"),  # analysis/rest.py
 }
 assert set(itertools.chain(*METRIC_GROUPS.values())) == set(VEHICLE_METRICS)
 

@@ -44,5 +44,8 @@ def test_status_values_labels_and_messages():
     assert [s.label for s in Status][:4] == ["ok", "nan", "off_road", "contact_not_converged"]
     assert int(Status.ENERGY_GAIN) == 10 and Status(10).label == "energy_gain"  # set after a run (jaxmedusa/run.py)
     assert len({int(s) for s in Status}) == len(Status)  # statuses added later take values of their own
+    assert int(Status.NOT_AT_REST) == 4 and Status(4).label == "not_at_rest"  # end_condition "rest"
+    # a run that met end_time before its rest (end_condition = "rest") is not a failure
+    assert not Status.OK.failed and not Status.NOT_AT_REST.failed and Status.NAN.failed
     assert all(s.message for s in Status)
     assert status_label(2) == "off_road" and status_label(9) == "code9"
