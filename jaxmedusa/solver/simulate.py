@@ -272,8 +272,9 @@ def _finish(batch, carry, settings, tracker, adjoint="forward", max_steps=None, 
 def finish(batch: Batch, state: SimState, metrics, settings: Settings, tracker=None, adjoint: str = "forward",
            max_steps: int | None = None):
     """Take the remaining steps of every scenario until its step control says it is done
-    (MEDUSA: t > end_time, main.c's `while (t <= t2)`)."""
-    return _finish(batch, (state, metrics), settings, tracker, adjoint, max_steps)
+    (MEDUSA: t > end_time, main.c's `while (t <= t2)`). The checkpointed loop's default bound
+    (constant steps) is the whole run's steps, end_time / dt: the state may be at t = 0."""
+    return _finish(batch, (state, metrics), settings, tracker, adjoint, max_steps, per_slot=False)
 
 
 @partial(jax.jit, static_argnames=("settings", "tracker", "record", "adjoint", "max_steps"))

@@ -63,3 +63,15 @@ def test_checkpointed_adaptive_control_needs_a_bound(car):
     batch, state = car
     with pytest.raises(ValueError, match="needs max_steps"):
         simulate(batch, state, dataclasses.replace(SETTINGS, step_control="medusa"), adjoint="checkpointed")
+
+
+def test_finish_from_the_start_takes_the_whole_run_under_both_adjoints(car):
+    """`finish` from t = 0: the checkpointed loop's default bound is the whole run (1000
+    steps), not one save interval's (200): both adjoints end at end_time after 1000 steps."""
+    from jaxmedusa.solver.simulate import finish
+
+    batch, state = car
+    fwd, _ = finish(batch, state, None, SETTINGS)
+    rev, _ = finish(batch, state, None, SETTINGS, adjoint="checkpointed")
+    assert int(fwd.clock.steps[0]) == int(rev.clock.steps[0]) == 1000
+    np.testing.assert_allclose(float(rev.clock.t[0]), SETTINGS.end_time, rtol=1e-12)
