@@ -190,11 +190,20 @@ class FitProblem:
         obs, _, final = self._evaluate(x)
         return obs, final
 
+    # The loop of an evaluation: the while loop (forward-mode derivatives, as the fit's Jacobian
+    # takes them); a subclass may run the checkpointed loop (reverse mode) with a step bound.
+    adjoint = "forward"
+
+    def max_steps(self) -> int | None:
+        """The checkpointed loop's bound (None: the while loop, or finish()'s own bound)."""
+        return None
+
     def _evaluate(self, x):
         """(Observed, analysis.rest.RestState or None, final SimState), leaves [1, ...]."""
         batch, state = self.apply(x)
         metrics = init_metrics(batch, state, self.tracker)
-        final, (obs, rest) = finish(batch, state, metrics, self.spec.settings, self.tracker)
+        final, (obs, rest) = finish(batch, state, metrics, self.spec.settings, self.tracker, adjoint=self.adjoint,
+                                    max_steps=self.max_steps())
         return obs, rest, final
 
     def predict(self, x):

@@ -24,7 +24,6 @@ import numpy as np
 from jaxmedusa.core.pytree import replace
 from jaxmedusa.fit.problem import FitProblem
 from jaxmedusa.infer.spec import InferSpec
-from jaxmedusa.solver.simulate import finish, init_metrics
 
 __all__ = ["InferProblem", "REFERENCE_WHEEL_LOAD"]
 
@@ -76,13 +75,8 @@ class InferProblem(FitProblem):
             batch = replace(batch, vehicle=veh)
         return batch, state
 
-    def observe(self, theta):
-        batch, state = self.apply(theta)
-        metrics = init_metrics(batch, state, self.tracker)
+    def max_steps(self):
+        """The checkpointed loop's length: every constant step to end_time and MEDUSA's one
+        past it (t > end_time), + 1 for round-off (extra steps are masked no-ops)."""
         s = self.spec.settings
-        # the checkpointed loop's length: every constant step to end_time and MEDUSA's one past
-        # it (t > end_time), + 1 for round-off (extra steps are masked no-ops). Given
-        # explicitly: finish()'s own default bound is one save interval's steps, not the run's.
-        steps = int(round(s.end_time / s.dt)) + 2 if self.adjoint == "checkpointed" else None
-        final, obs = finish(batch, state, metrics, s, self.tracker, adjoint=self.adjoint, max_steps=steps)
-        return obs, final
+        return int(round(s.end_time / s.dt)) + 2 if self.adjoint == "checkpointed" else None

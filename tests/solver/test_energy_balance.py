@@ -35,7 +35,8 @@ def test_update_integrates_the_positive_tire_power_by_hand():
     tracker = EnergyBalanceTracker()
     m = tracker.init(*item)
     z = jnp.zeros((1, 4))
-    wheels = WheelInfo(fz=z, fx=z, fy=z, point=jnp.zeros((1, 4, 3)), power=jnp.array([[1000.0, -500.0, 250.0, 0.0]]))
+    wheels = WheelInfo(fz=z, fx=z, fy=z, point=jnp.zeros((1, 4, 3)), power=jnp.array([[1000.0, -500.0, 250.0, 0.0]]),
+                       sliding=jnp.zeros((1, 4), bool))
     info = type("Info", (), {})()
     info.accepted, info.dt, info.wheels = jnp.array(True), jnp.array(0.01), wheels
     m1 = tracker.update(m, *item, info)
