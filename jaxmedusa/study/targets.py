@@ -65,7 +65,7 @@ def parse_target(path: str, base: Scenario, where: str, err: InputErrors) -> Tar
                 knot = _one_based(parts[4], n_knots, where, f"a knot of {fld}", err)
                 if len(parts) == 5:
                     return Target(path, "wheel", ks, fld, parts[3], tuple(knot))
-                n_wheels = min(4 + 2 * len(getattr(base.models[base.vehicles[k].model], "extra_axles", ())) for k in ks)
+                n_wheels = min(2 * base.models[base.vehicles[k].model].n_axles for k in ks)  # FL, FR, RL, RR, ...
                 wheel = _one_based(parts[5], n_wheels, where, "a wheel", err)
                 index = (knot[0],) if len(wheel) > 1 else (knot[0], wheel[0])  # "*": every wheel
                 return Target(path, "wheel", ks, fld, "values", index)
