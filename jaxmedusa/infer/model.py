@@ -15,6 +15,16 @@ the nuisance parameters, inside JAX so that gradients reach them:
   mu_s scaled by mu / mu_p (the slide-to-peak ratio kept).
 - `vehicles.N.crush_scale` = k multiplies vehicle N's Campbell coefficients crush_a, crush_b
   (every face) of the crush law (contact/laws/crush.py): stiffness uncertain by a factor.
+- `vehicles.N.mass` = m [kg] replaces vehicle N's mass; its inertia parameters my (eq 1.9)
+  are scaled by m / m_file, i.e. the mass is added or removed in proportion everywhere, the
+  radii of gyration kept (a loaded or lighter car of the same layout). The initial state
+  stays the file's EQUILIBRIUM block, computed for the file's mass: a car heavier by dm
+  starts off its static equilibrium and sinks by dm g / (sum of spring rates), oscillating
+  (about 6 mm for 100 kg on the offset cars' four 40 kN/m springs, damping ratio ~0.17,
+  settled in about a second). A lighter car has faster chassis modes: the step must suit the
+  prior's low end (the report's 1573 kg car at constant 2 ms steps diverges below about
+  1100 kg, at 0.5 ms it runs down to 600 kg). Other parameters that
+  an investigator would tie to the mass (crush stiffness, tire rated load) are left as they are.
 """
 from __future__ import annotations
 
@@ -69,6 +79,9 @@ class InferProblem(FitProblem):
             if n.kind == "friction":
                 tire = replace(veh.tire, params=tuple(_with_friction(p, value) for p in veh.tire.params))
                 veh = replace(veh, tire=tire)
+            elif n.kind == "mass":  # mass [B, V], inertia parameters my [B, V, 3]
+                scale = jnp.ones(veh.mass.shape).at[:, n.vehicle].set(value / veh.mass[:, n.vehicle])
+                veh = replace(veh, mass=veh.mass * scale, my=veh.my * scale[..., None])
             else:  # crush_scale of one vehicle (leaves [B, V, 3])
                 k = jnp.ones(veh.crush_a.shape[:2]).at[:, n.vehicle].set(value)[..., None]
                 veh = replace(veh, crush_a=veh.crush_a * k, crush_b=veh.crush_b * k)

@@ -16,6 +16,7 @@ Nuisance parameters are unknowns too (sampled, reported, marginalised by looking
 the others). Besides the fit's paths, these model paths are accepted here (model.py):
     tires.friction             peak tire-road friction of every tire at its rated load [-]
     vehicles.N.crush_scale     factor on vehicle N's crush-law Campbell coefficients [-]
+    vehicles.N.mass            vehicle N's mass [kg], its inertia scaled with it (model.py)
 
     [infer]                               # all optional
     chains = 8                            # NUTS chains, one vmapped batch
@@ -52,8 +53,8 @@ _INFER_KEYS = ("chains", "draws", "warmup", "seed", "likelihood", "nu", "gradien
 LIKELIHOODS = ("normal", "student_t")
 GRADIENTS = ("auto", "forward", "reverse")
 STARTS = ("prior", "fit")
-NUISANCE_PATHS = ("tires.friction", "vehicles.N.crush_scale")
-_CRUSH = re.compile(r"^vehicles\.(\d+)\.crush_scale$")
+NUISANCE_PATHS = ("tires.friction", "vehicles.N.crush_scale", "vehicles.N.mass")
+_PER_VEHICLE = re.compile(r"^vehicles\.(\d+)\.(crush_scale|mass)$")
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,8 @@ class Nuisance:
 
     name: str
     path: str
-    kind: str  # "friction" | "crush_scale"
-    vehicle: int | None  # 0-based, for crush_scale
+    kind: str  # "friction" | "crush_scale" | "mass"
+    vehicle: int | None  # 0-based, for crush_scale and mass
     initial: float
 
 
@@ -144,7 +145,7 @@ def infer_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<infe
             err.fail(f"{where}.prior", f"{prior.describe()} has no support at the start value {init:g} "
                      f"(support ({lo:g}, {hi:g}); unknowns.{name}.initial)")
         path = u.get("path")
-        m = _CRUSH.match(path) if isinstance(path, str) else None
+        m = _PER_VEHICLE.match(path) if isinstance(path, str) else None
         if path == "tires.friction" or m:
             extra = set(u) - {"path", "initial"}
             if extra:
@@ -152,7 +153,7 @@ def infer_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<infe
             vehicle = int(m.group(1)) - 1 if m else None
             if init <= 0:
                 err.fail(f"{where}.initial", f"{init:g} must be > 0")
-            nuisance.append(Nuisance(name, path, "crush_scale" if m else "friction", vehicle, init))
+            nuisance.append(Nuisance(name, path, m.group(2) if m else "friction", vehicle, init))
         else:
             fitted[name] = u
     data["unknowns"] = fitted
