@@ -19,7 +19,7 @@ from jaxmedusa_cli.common import console, fail
 
 def infer(
     infer_file: Path = typer.Argument(..., help="Inference file (TOML): a fit file whose unknowns carry priors, "
-                                      "e.g. studies/infer_offset.toml."),
+                                      "e.g. studies/infer_offset_brake.toml."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: results/<name>)."),
     chains: Optional[int] = typer.Option(None, "--chains", help="NUTS chains, one vmapped batch (default [infer] chains, 8)."),
     draws: Optional[int] = typer.Option(None, "--draws", help="Kept draws per chain (default [infer] draws, 500)."),

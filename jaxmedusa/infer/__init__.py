@@ -1,7 +1,7 @@
 """Bayesian reconstruction: posteriors of the fit's unknowns by NUTS through the simulator.
 
     from jaxmedusa.infer import load_infer, run_inference
-    spec = load_infer("studies/infer_offset.toml")
+    spec = load_infer("studies/infer_offset_brake.toml")
     result = run_inference(spec)            # draws of every chain, ArviZ summary
 
 priors.py (prior families, their densities and maps onto R), spec.py (the inference file:

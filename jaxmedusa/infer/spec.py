@@ -1,7 +1,7 @@
 """The inference file: a fit file (fit/spec.py) whose unknowns carry priors.
 
     from jaxmedusa.infer import load_infer
-    spec = load_infer("studies/infer_offset.toml")
+    spec = load_infer("studies/infer_offset_brake.toml")
 
 Everything of the fit file stays ([scenario], [simulation], [contact], [tire],
 [[observations]] with their sigma, [fit]); each unknown adds a `prior` (priors.py), and

@@ -2,7 +2,7 @@
 and the posterior-predictive positions at the observation times.
 
     from jaxmedusa.plot.posterior import plot_posterior
-    paths = plot_posterior("results/infer_offset", out="results/infer_offset/plots")
+    paths = plot_posterior("results/infer_offset_brake", out="results/infer_offset_brake/plots")
 
 posterior_pairs.<fmt>: a corner plot of posterior.parquet, histograms of each parameter on
 the diagonal (the 5, 50 and 95 % quantiles of summary.parquet marked), the draws of each pair
