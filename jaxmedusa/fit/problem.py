@@ -7,7 +7,9 @@ The base scenario is built once (build.build_batch, batch of 1). An unknown then
 path directly in the built arrays, inside JAX, so that the simulation's derivatives reach
 it: initial positions r (X, Y), the initial velocity SPEED (cos th, sin th, 0) and directors
 Q(th) F_eq (init.c `read_vehicles()`; th = ORIENTATION), driver-table knots (steering in
-rad, as build.table_arrays stores them) and the scenario's contact parameters.
+rad, as build.table_arrays stores them), per-wheel brake and throttle knots (the built
+WheelTables; a brake fraction only within [0, 1], lock not at all: fit/spec.py) and the
+scenario's contact parameters.
 
 The states at the observation times are captured inside the run by
 fit.observe.ObservationTracker (cubic Hermite interpolation across the step that crosses
