@@ -100,6 +100,11 @@ def test_a_model_names_its_class_and_its_own_values_win(tmp_path):
     assert (m.crush_a_rear, m.crush_b_rear) == (40.0e3, 500.0e3)
     sc, _ = load_scenario(_with_class(tmp_path, f'crush_class = "{name}"\ncrush_b_front = 6e5'))
     assert sc.models[0].crush_b_front == 6e5 and sc.models[0].crush_a_front == f["crush_a_front"]
+    # the same through [overrides.models.1] (a model read from model.dat takes a class this way)
+    p = tmp_path / "override.toml"
+    p.write_text(BARRIER_TOML.read_text() + f'\n[overrides.models.1]\ncrush_class = "{name}"\n')
+    m = load_scenario(p)[0].models[0]
+    assert (m.crush_a_side, m.crush_b_side, m.crush_b_rear) == (f["crush_a_side"], f["crush_b_side"], 500.0e3)
 
 
 def test_an_unknown_class_exits_2_listing_the_valid_names(tmp_path):
