@@ -29,7 +29,6 @@ INCH = 0.0254  # [m] per inch (exact)
 A_PER_LB_IN = LBF / INCH  # [N/m] per lb/in
 B_PER_LB_IN2 = LBF / INCH**2  # [N/m^2] per lb/in^2
 
-FACES = ("front", "rear", "side")  # core.scenario.ModelSpec crush_a_<face> / crush_b_<face>
 
 
 @dataclass(frozen=True)
