@@ -46,10 +46,10 @@ def _check_piecewise(f, g, h, x_scale):
     relative (issue 27), after the one-sided differences show that no kink lies in [x-h, x+h]."""
     fd_c = (f[2] - f[0]) / (2 * h)
     fd_r, fd_l = (f[2] - f[1]) / h, (f[1] - f[0]) / h
-    # one-sided truncation h |f''| / 2: |f''| <= 400 (m/s)^-1 here (the drift of the derivative
-    # within a piece, 0.07 per 2e-4 m/s measured), 2e-4 at h = 1e-6; round-off of a run of
-    # ~1e4 steps ~1e-12 x |f| / h = 6e-5 (x_scale ~ 60 m): a kink inside (jump 0.1 to 0.5)
-    # would break this by far
+    # right minus left difference = h f'' on a piece: |f''| <= 400 (the drift of the derivative
+    # within a piece, 0.07 per 2e-4 m/s measured), 4e-4 at h = 1e-6, inside 1e-3 |g| (g >= 0.5);
+    # round-off of a run of ~1e4 steps ~1e-12 x |f| / h each (|f| <= x_scale): a kink inside
+    # (a jump of 0.1 to 0.5) would break this by far
     assert abs(fd_r - fd_l) <= 1e-3 * abs(g[1]) + 2 * 1e-12 * x_scale / h, (fd_l, fd_r)
     # central: truncation h^2 |f'''| / 6 ~ 0 on a piece, round-off as above: 1e-3 relative
     # (the issue's figure) covers it
