@@ -1,17 +1,17 @@
 """d(rest position) / d(impact speed) through a collision (issue 27's check), forward mode as
 `jaxmedusa fit` takes it, against central differences of the same simulator.
 
-What the derivative is (docs/gradients.md, "Through a collision"): the fixed-step run is a
+What the derivative is (docs/gradients.md): the fixed-step run is a
 continuous, piecewise smooth function of the speed. Its pieces are short: the crush law's
 largest overlap is the largest of the step samples, and the step that holds it changes
 every time the moment of the peak crosses a step, i.e. every dt x (closing speed) / (time
 to impact) = 4e-4 x 2 / 1.0 = 8e-4 m/s of vehicle 1's speed (likewise the step of first
-contact). Between those kinks the derivative drifts and at each one it jumps, by up to
-+-30 % of its mean at dt = 4e-4 s (shrinking as dt: measured in docs/gradients.md). Forward
-mode returns the derivative of the piece the run is on, exactly; central differences
-agree with it at 1e-3 only with h well inside a piece (h << 8e-4 m/s), and differences with
-h >> 8e-4 m/s measure the slope averaged over many pieces, which is what a physical
-derivative means here. So the check at 1e-3 uses h = 1e-6 m/s, and asserts that x - h and
+contact). Between those kinks the derivative drifts and at each one it jumps: for the rest
+position it spans -64 % to +43 % of the slope at dt = 4e-4 s (shrinking as dt, measured in
+docs/gradients.md). Forward mode returns the derivative of the piece the run is on,
+exactly; central differences agree with it at 1e-3 only with h well inside a piece
+(h << 8e-4 m/s), and differences with h >> 8e-4 m/s measure the slope averaged over many
+pieces, which is what a physical derivative means here. So the check at 1e-3 uses h = 1e-6 m/s, and asserts that x - h and
 x + h lie on one piece (the one-sided differences agree); the averaged slope is compared
 with its own tolerance.
 """
@@ -79,10 +79,10 @@ def test_rest_position_derivative_through_the_collision(spec):
     d(v1) through the collision and the locked slide to rest, forward mode vs central
     differences inside a piece at 1e-3; and the slope over many pieces (central differences
     with h = 0.1 m/s, 125 pieces) within the drift of the pieces' derivative, which at
-    dt = 4e-4 s spans 0.58 to 2.31 around a slope of 1.61 (docs/gradients.md): 50 %."""
+    dt = 4e-4 s spans 0.58 to 2.31 around a slope of 1.61 (docs/gradients.md): 70 %."""
     problem = FitProblem(spec)
     pts = X0[0] + np.array([-H_PIECE, 0.0, H_PIECE, -0.1, 0.1])
     f, g = _values_and_forward(problem, pts)
     _check_piecewise(f[:3], g[:3], H_PIECE, 62.0)  # measured: 1.41192 forward, 1.4119 central
     slope = (f[4] - f[3]) / 0.2  # measured 1.6219
-    assert g[1] == pytest.approx(slope, rel=0.5)
+    assert g[1] == pytest.approx(slope, rel=0.7)  # measured 1.412 against 1.622
