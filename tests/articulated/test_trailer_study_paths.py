@@ -2,7 +2,7 @@
 `models.M.extra_axles.K.l`) and the articulation and hitch columns of a study's saved
 trajectories (docs/trailers.md, "Studies").
 
-The sweep: the car and caravan of studies/caravan.toml at rest, the ball at 2.2 or 2.8 m behind
+The sweep: the car and caravan of studies/caravan.toml rolling straight, the ball at 2.2 or 2.8 m behind
 the car's centre of mass (hitch x = -2.2, -2.8) crossed with the caravan's coupling head 3.0 or
 4.5 m ahead of its centre of mass (kingpin x), rolling at 2 m/s, 3 s to settle. Hand statics:
 - nose load (moments about the caravan's axle, 0.24 m behind its centre of mass; its front
