@@ -6,10 +6,10 @@ its right wheels lock, as equal brake pressure without ABS does); the semitraile
 are not applied (an unbraked or disconnected trailer, the textbook cause of a tractor
 jackknife, with the trailer's mass pushing on the fifth wheel).
 
-Hand figures: the tractor's axles carry 238.5 kN with the kingpin load (test_semitrailer_
-statics.py); their brake force is about (0.4 + 0.15)/2 x 238.5 kN = 66 kN, decelerating the
-42.9 t combination at 1.5 m/s^2, so the unbraked semitrailer pushes on the fifth wheel with
-33.1 t x 1.5 m/s^2 = 51 kN. Once the tractor yaws (the split-mu brake moment turns it to the
+Hand figures: the tractor's axles carry 238.5 kN with the kingpin load
+(test_semitrailer_statics.py); their brake force is about (0.4 + 0.15)/2 x 238.5 kN = 66 kN,
+decelerating the 42.9 t combination at 1.5 m/s^2, so the unbraked semitrailer pushes on the
+fifth wheel with 33.1 t x 1.5 m/s^2 = 51 kN. Once the tractor yaws (the split-mu brake moment turns it to the
 high-mu side) that push has a sideways component at the fifth wheel, 2.0 m behind the
 tractor's centre of mass, which the drive and tag axles (their right wheels sliding) cannot
 hold: the articulation grows. Without the trailer the same tractor with the same brakes only
