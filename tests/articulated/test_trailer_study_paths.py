@@ -87,6 +87,8 @@ def test_hitch_sweep_moves_the_loads_as_hand_statics_says(tmp_path):
         pitch[key] = late.loc[(i, 1), "d13"]  # the car's d1 upward: sin(nose-up pitch)
         assert late.loc[(i, 2), "hitch_force"] == pytest.approx(abs(nose[key]), rel=1e-3)  # vertical
         assert abs(row["v2_max_articulation"]) < 0.1
+        # straight running, no sway: under three peaks, so the decay rate is null (io/tables.py)
+        assert row["v2_sway_peaks"] < 3 and np.isnan(row["v2_sway_decay"]) and np.isnan(row["v1_sway_decay"])
     for hx in HITCH_X:
         for kx in KINGPIN_X:
             # 1 % (measured 0.1 %: 872.7 and 596.9 N): the mean over the last second (the caravan's
