@@ -82,8 +82,8 @@ def parse_target(path: str, base: Scenario, where: str, err: InputErrors) -> Tar
                 index = (knot[0],) if len(wheel) > 1 else (knot[0], wheel[0])  # "*": every wheel
                 return Target(path, "wheel", ks, fld, "values", index)
         err.fail(where, f"{bad}; vehicle fields: {', '.join(_VEHICLE_FIELDS)}, model, tire_speed, steering_deg "
-                 "(whole table, or .values.K / .times.K), brake, lock, throttle (whole table, .values.K[.W] / .times.K), "
-                 "hitch.{x, y, z}, kingpin.{x, y, z} (a towed vehicle)")
+                 "(whole table, or .values.K / .times.K), brake, lock, throttle (whole table, .values.K[.W] / "
+                 ".times.K), hitch.{x, y, z}, kingpin.{x, y, z} (a towed vehicle)")
     if head == "models":
         if len(parts) < 3:
             err.fail(where, f"{bad}: models.M.<field> expected")
