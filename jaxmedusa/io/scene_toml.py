@@ -4,9 +4,7 @@ per-axle tires of a model. `io/scenario_toml.py` reads the rest of a scenario an
 errors name the key and the file (exit code 2 through MedusaInputError)."""
 from __future__ import annotations
 
-import math
-
-from jaxmedusa.core.hitches import HITCH_TYPES, VEHICLE_KINDS, hitch_limits, hitch_problems
+from jaxmedusa.core.hitches import HITCH_TYPES, VEHICLE_KINDS, hitch_problems
 from jaxmedusa.core.scenario import AxleSpec, DriverTable, ModelSpec, ZoneSpec, axle_problems
 from jaxmedusa.io.validation import InputErrors, is_number
 from jaxmedusa.physics.tire import TIRES
@@ -148,9 +146,9 @@ def trailer_keys(t: dict, v, where: str, err: InputErrors):
     v.hitch_type = t.get("hitch_type", "ball")  # its limits default to the type's (core.hitches.HITCH_TYPES)
     if v.hitch_type not in HITCH_TYPES:
         err.fail(f"{where}.hitch_type", f"unknown hitch type {v.hitch_type!r}; valid: {', '.join(HITCH_TYPES.names())}")
-    _, pitch, roll = hitch_limits(v)
-    for key, default in (("pitch_limit_deg", pitch), ("roll_limit_deg", roll)):  # numbers, so study paths add to them
-        setattr(v, key, err.number(t[key], f"{where}.{key}") if key in t else math.degrees(default))
+    ht = HITCH_TYPES.resolve(v.hitch_type)
+    for key in ("pitch_limit_deg", "roll_limit_deg"):  # numbers, so that study paths can add to them
+        setattr(v, key, err.number(t[key], f"{where}.{key}") if key in t else getattr(ht, key))
     placed = [k for k in ("x", "y", "orientation_deg") if k in t]
     if placed and len(placed) < 3:
         err.fail(f"{where}.{placed[0]}", "give all of x, y, orientation_deg for a towed vehicle, or none "

@@ -131,7 +131,8 @@ def test_joint_terms_conserve_momentum_and_angular_momentum_past_both_stops():
                          valid=jnp.array([True]), excluded=jnp.array([True]), fifth_wheel=jnp.array([False]),
                          limit=jnp.radians(jnp.array([[20.0, 25.0]])), stop_stiffness=jnp.array([k_stop]),
                          stop_damping=jnp.array([c_stop]))
-    terms, _ = jax.jit(joint_terms)(joints, _Vehicles(jnp.asarray(mass), jnp.asarray(my)), *map(jnp.asarray, (r, F, v, W)))
+    vehicles = _Vehicles(jnp.asarray(mass), jnp.asarray(my))
+    terms, _ = jax.jit(joint_terms)(joints, vehicles, *map(jnp.asarray, (r, F, v, W)))
     dv, dW = np.asarray(terms.dv), np.asarray(terms.dW)
     P = mass @ dv
     L_parts = np.stack([mass[j] * np.cross(r[j], dv[j]) + np.einsum("i,ki->k", my[j], np.cross(F[j].T, dW[j].T).T)
@@ -213,7 +214,7 @@ def _toml(name):
 
 @pytest.mark.parametrize("change, key", [
     (lambda d: d["vehicles"][1].update(hitch_type="hook"), "vehicles[2].hitch_type"),
-    (lambda d: d["vehicles"][1].update(pitch_limit_deg=90.0), "vehicles[2].pitch_limit_deg"),  # the +-90 deg singularity
+    (lambda d: d["vehicles"][1].update(pitch_limit_deg=90.0), "vehicles[2].pitch_limit_deg"),  # +-90 deg: singular
     (lambda d: d["vehicles"][1].update(pitch_limit_deg=0.0), "vehicles[2].pitch_limit_deg"),
     (lambda d: d["vehicles"][1].update(roll_limit_deg=-1.0), "vehicles[2].roll_limit_deg"),
     (lambda d: d["vehicles"][1].update(roll_limit_deg="stiff"), "vehicles[2].roll_limit_deg"),
