@@ -23,8 +23,8 @@ core/safe_math.py, so values and gradients stay finite everywhere.
 
 Beyond a limit a stop acts as a rotational penalty spring-damper on the angle: with
 e = |angle| - limit the generalised force is Q = -k sign(angle) ramp(e) - c ramp'(e) angle',
-ramp(e) = 0 (e <= 0), e^2/(2 ONSET) (0 < e < ONSET), e - ONSET/2 (e >= ONSET): C1 in the angle,
-exactly 0 inside the limits. The couple on the trailer is M_b = sum Q dangle/ddelta_b (the
+ramp(e) = 0 (e <= 0), e^2/(2 e0) (0 < e < e0), e - e0/2 (e >= e0), e0 = min(ONSET, limit): C1 in
+the angle, exactly 0 inside the limits; a locked angle (limit 0) is a linear spring-damper. The couple on the trailer is M_b = sum Q dangle/ddelta_b (the
 virtual work of an infinitesimal rotation delta_b of body b), that on the tow vehicle -M_b:
 equal and opposite, so linear and angular momentum are untouched. A couple M on a Cosserat
 point enters as the rigid angular acceleration alpha = I^-1 M, I = sum_i my^i (|d_i|^2 1 -
@@ -70,11 +70,18 @@ def relative_angles(Fa, Fb, fifth_wheel):
     return jnp.where(fifth_wheel, fifth, ball)
 
 
-def stop_ramp(e):
-    """(ramp(e), ramp'(e)) of the stop (module docstring) for excess angles e [rad]: 0 at e <= 0."""
-    inside = jnp.clip(e, 0.0, ONSET)
-    ramp = jnp.where(e >= ONSET, e - 0.5 * ONSET, inside * inside / (2.0 * ONSET))
-    return ramp, inside / ONSET
+def stop_ramp(e, limit):
+    """(ramp(e), ramp'(e)) of the stop (module docstring) for excess angles e [rad]: 0 at e <= 0.
+    The onset is min(ONSET, limit): a locked angle (limit 0) is a plain linear spring-damper,
+    sign(angle) ramp(|angle|) = angle, smooth at 0 (a quadratic onset there would leave a
+    lash of zero stiffness and zero damping in which the joint rattles)."""
+    onset = jnp.minimum(ONSET, limit)
+    has_onset = onset > 0.0
+    safe = jnp.where(has_onset, onset, 1.0)  # double where: no 0/0 for a locked angle
+    inside = jnp.clip(e, 0.0, onset)
+    beyond = e >= onset
+    ramp = jnp.where(beyond, e - 0.5 * onset, inside * inside / (2.0 * safe))
+    return ramp, jnp.where(beyond, 1.0, inside / safe)
 
 
 def _rotated(F, delta):
@@ -88,7 +95,7 @@ def stop_couple(Fa, Fb, Wa, Wb, fifth_wheel, limit, stiffness, damping):
     [N m/rad], damping [N m s/rad]: (2,) for pitch and roll."""
     angles_of = lambda Fa_, Fb_: relative_angles(Fa_, Fb_, fifth_wheel)
     angles, rates = jax.jvp(angles_of, (Fa, Fb), (Wa, Wb))
-    ramp, slope = stop_ramp(jnp.abs(angles) - limit)
+    ramp, slope = stop_ramp(jnp.abs(angles) - limit, limit)
     Q = -stiffness * jnp.sign(angles) * ramp - damping * slope * rates  # (2,) generalised forces
     grad_b = jax.jacfwd(lambda d: angles_of(Fa, _rotated(Fb, d)))(jnp.zeros(3, Fb.dtype))  # (2, 3)
     return Q @ grad_b, angles

@@ -86,6 +86,10 @@ def test_couple_is_exactly_zero_inside_the_limits_and_the_ramp_beyond():
         Fb = Fa @ _rel(kind, 0.0, 0.0, -(limits[1] + ONSET / 2))
         M = _couple(Fa, Fb, np.zeros((3, 3)), np.zeros((3, 3)), fifth, limits, k=k)
         assert np.allclose(M, k * (ONSET / 2) ** 2 / (2 * ONSET) * Fa[:, 0], rtol=1e-9), (kind, M)
+        # roll locked (limit 0): a linear spring, -k phi for any small phi (no lash)
+        Fb = Fa @ _rel(kind, 0.0, 0.0, 1e-4)
+        M = _couple(Fa, Fb, np.zeros((3, 3)), np.zeros((3, 3)), fifth, np.array([limits[0], 0.0]), k=k)
+        assert np.allclose(M, -k * 1e-4 * Fa[:, 0], rtol=1e-9), (kind, M)
 
 
 def test_gradients_are_finite_at_zero_at_the_limit_and_locked_roll():
