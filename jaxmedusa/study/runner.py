@@ -3,7 +3,8 @@ with the outcome tracker, and written to the chunk store (store.py).
 
 The samples are split into chunks of `batch` scenarios (the last one padded by repeating
 its last scenario, padding rows dropped), so the run compiles once. Each chunk runs over
-all local devices (the batch axis sharded over a 1-D mesh) as a loop of short jitted
+all local devices (the batch axis split over a 1-D mesh, each device its own loop on its
+part: `_per_device_advance`; JAXMEDUSA_CPU_DEVICES=2 gives a CPU two) as a loop of short jitted
 advances (`SLICES` per chunk), so Ctrl-C is acted on within seconds and the progress bar
 moves with the simulated time. `resume` skips chunks already written by the same study
 and chunk size and names what changed otherwise; `shard=(i, N)` runs chunks k with
@@ -13,6 +14,7 @@ k % N == i, the chunk size capped at n // N so that every shard has work when n 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 import shutil
@@ -36,7 +38,7 @@ from jaxmedusa.core.params import Settings
 from jaxmedusa.core.status import Status
 from jaxmedusa.io import tables
 from jaxmedusa.solver.save_grid import prev_of
-from jaxmedusa.solver.simulate import Samples, cached_advance, init_metrics, simulate
+from jaxmedusa.solver.simulate import Samples, advance, cached_advance, init_metrics, simulate
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 from jaxmedusa.solver.trackers import CombinedTracker, EnergyBalanceTracker, with_energy_gain
 from jaxmedusa.study.design import design
@@ -60,6 +62,31 @@ def run_batch(batch, state, settings: Settings, tracker: Outcomes, record: bool)
     """Simulate a built chunk: (outcome metrics {name: [B, ...]}, Samples or None)."""
     res = simulate(batch, state, settings, tracker=tracker, record=record)
     return summarize_batch(batch, res.final, res.metrics, tracker), (res.samples if record else None)
+
+
+@functools.lru_cache(maxsize=None)
+def _per_device_advance(mesh, settings: Settings, n_slots: int, tracker, record: bool):
+    """`advance` with each device of `mesh` running its own loop on its part of the batch
+    (jax.shard_map): no communication between the devices until the call returns. Under
+    plain sharding (GSPMD) XLA partitions the one loop instead, and the batch-wide parts of a
+    step (the loop's exit test, the contact stage's compaction of near pairs) become
+    cross-device communication on every step. Same per-scenario arithmetic either way."""
+    spec = jax.sharding.PartitionSpec(mesh.axis_names[0])
+
+    def local(batch, state, metrics, prev):
+        return advance(batch, state, metrics, settings, n_slots, tracker, record, prev=prev)
+
+    return jax.jit(jax.shard_map(local, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False))
+
+
+def _advance_call(batch, state, metrics, settings: Settings, n_slots: int, tracker, record: bool, prev):
+    """One slice of `simulate_sliced`: per device (`_per_device_advance`) when the batch is
+    sharded over several devices, else the (executable-cached) `advance`."""
+    sharding = getattr(batch.valid, "sharding", None)
+    if isinstance(sharding, jax.sharding.NamedSharding) and sharding.mesh.size > 1:
+        fn = _per_device_advance(sharding.mesh, settings, n_slots, tracker, record)
+        return fn(batch, state, metrics, prev)
+    return cached_advance(batch, state, metrics, settings, n_slots, tracker, record, prev=prev)
 
 
 def device_sharding(n_devices: int | None = None):
@@ -117,8 +144,7 @@ def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record:
     prev = prev_of(state) if record else None  # the state before the last accepted step, between calls
     parts = []
     while True:
-        (state, metrics, prev), samples = cached_advance(batch, state, metrics, sliced, per_call, both, record,
-                                                         prev=prev)
+        (state, metrics, prev), samples = _advance_call(batch, state, metrics, sliced, per_call, both, record, prev)
         if record:
             parts.append(jax.device_get(samples))
         frac = _done_fraction(state, settings)
