@@ -64,7 +64,8 @@ _NO_DAMAGE = 1e-6  # [m] residual crush below which a station counts as undamage
 class DamageState(NamedTuple):
     """Per vehicle (leaves [V, ...]; [B, V, ...] batched).
 
-    bins (V, SLOTS, 4, N_BINS) [m]: residual crush at the stations of each face per collision;
+    bins (V, SLOTS, 4, N_BINS) [m] (1 slot with DamageTracker.first_only): residual crush at
+    the stations of each face per collision;
     normal (V, SLOTS, 3): force-weighted sum of the vehicle's outward contact normal (own
     frame) [N]; dv_world, dv_body (V, SLOTS, 3) [m/s]: delta-V of each collision (world; own
     frame accumulated step by step as outcomes' delta_v_body); collisions int32: collisions so
