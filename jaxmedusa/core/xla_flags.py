@@ -29,9 +29,10 @@ must be checked first (tests/core/test_xla_flags.py fails until then).
 
 Both cores: a compiled loop runs on one thread, so one process uses one core.
 JAXMEDUSA_CPU_DEVICES=N (N >= 2) adds `--xla_force_host_platform_device_count=N`: the
-process then has N CPU devices, and the study runner splits each chunk over them
-(study/runner.py, one loop per device). Off by default: it changes the device count of
-everything the process runs (benchmarks/two_cores.py measures what it gains).
+process then has N CPU devices, and the study runner shards each chunk's batch axis over
+them (study/runner.py). Off by default: it changes the device count of everything the
+process runs, and a split chunk's outcomes are not those of one device to the bit (within
+about 1e-5 relative after a collision; benchmarks/two_cores.py measures both).
 """
 from __future__ import annotations
 

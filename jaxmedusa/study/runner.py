@@ -3,8 +3,7 @@ with the outcome tracker, and written to the chunk store (store.py).
 
 The samples are split into chunks of `batch` scenarios (the last one padded by repeating
 its last scenario, padding rows dropped), so the run compiles once. Each chunk runs over
-all local devices (the batch axis split over a 1-D mesh, each device its own loop on its
-part: `_per_device_advance`; JAXMEDUSA_CPU_DEVICES=2 gives a CPU two) as a loop of short jitted
+all local devices (the batch axis sharded over a 1-D mesh) as a loop of short jitted
 advances (`SLICES` per chunk), so Ctrl-C is acted on within seconds and the progress bar
 moves with the simulated time. `resume` skips chunks already written by the same study
 and chunk size and names what changed otherwise; `shard=(i, N)` runs chunks k with
@@ -14,7 +13,6 @@ k % N == i, the chunk size capped at n // N so that every shard has work when n 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import re
 import shutil
@@ -38,7 +36,7 @@ from jaxmedusa.core.params import Settings
 from jaxmedusa.core.status import Status
 from jaxmedusa.io import tables
 from jaxmedusa.solver.save_grid import prev_of
-from jaxmedusa.solver.simulate import Samples, advance, cached_advance, init_metrics, simulate
+from jaxmedusa.solver.simulate import Samples, cached_advance, init_metrics, simulate
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 from jaxmedusa.solver.trackers import CombinedTracker, EnergyBalanceTracker, with_energy_gain
 from jaxmedusa.study.design import design
@@ -62,31 +60,6 @@ def run_batch(batch, state, settings: Settings, tracker: Outcomes, record: bool)
     """Simulate a built chunk: (outcome metrics {name: [B, ...]}, Samples or None)."""
     res = simulate(batch, state, settings, tracker=tracker, record=record)
     return summarize_batch(batch, res.final, res.metrics, tracker), (res.samples if record else None)
-
-
-@functools.lru_cache(maxsize=None)
-def _per_device_advance(mesh, settings: Settings, n_slots: int, tracker, record: bool):
-    """`advance` with each device of `mesh` running its own loop on its part of the batch
-    (jax.shard_map): no communication between the devices until the call returns. Under
-    plain sharding (GSPMD) XLA partitions the one loop instead, and the batch-wide parts of a
-    step (the loop's exit test, the contact stage's compaction of near pairs) become
-    cross-device communication on every step. Same per-scenario arithmetic either way."""
-    spec = jax.sharding.PartitionSpec(mesh.axis_names[0])
-
-    def local(batch, state, metrics, prev):
-        return advance(batch, state, metrics, settings, n_slots, tracker, record, prev=prev)
-
-    return jax.jit(jax.shard_map(local, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False))
-
-
-def _advance_call(batch, state, metrics, settings: Settings, n_slots: int, tracker, record: bool, prev):
-    """One slice of `simulate_sliced`: per device (`_per_device_advance`) when the batch is
-    sharded over several devices, else the (executable-cached) `advance`."""
-    sharding = getattr(batch.valid, "sharding", None)
-    if isinstance(sharding, jax.sharding.NamedSharding) and sharding.mesh.size > 1:
-        fn = _per_device_advance(sharding.mesh, settings, n_slots, tracker, record)
-        return fn(batch, state, metrics, prev)
-    return cached_advance(batch, state, metrics, settings, n_slots, tracker, record, prev=prev)
 
 
 def device_sharding(n_devices: int | None = None):
@@ -144,7 +117,8 @@ def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record:
     prev = prev_of(state) if record else None  # the state before the last accepted step, between calls
     parts = []
     while True:
-        (state, metrics, prev), samples = _advance_call(batch, state, metrics, sliced, per_call, both, record, prev)
+        (state, metrics, prev), samples = cached_advance(batch, state, metrics, sliced, per_call, both, record,
+                                                         prev=prev)
         if record:
             parts.append(jax.device_get(samples))
         frac = _done_fraction(state, settings)
@@ -167,7 +141,9 @@ def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, s
     """Simulate [(Scenario, tire, contact)] padded to `chunk_size` (repeating the last item,
     and further to a multiple of the devices of `sharding`):
     ({metric: numpy [n, ...]}, Samples as numpy [n, S, ...] or None, valid [n, V]) for the
-    n = len(items) real rows. `on_progress(fraction)` as in `simulate_sliced`. A study with
+    n = len(items) real rows (with trajectories and hitches the metrics hold "joints": the
+    rows' contact.joints.JointParams, for the trajectory table). `on_progress(fraction)` as
+    in `simulate_sliced`. A study with
     gradient columns (study/gradients.py) needs the rows' design values `columns`
     {parameter: (n,)}; the metrics then hold "gradients": {column: (n,)}."""
     n = len(items)
@@ -189,6 +165,8 @@ def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, s
     metrics = {k: np.asarray(v)[:n] for k, v in jax.device_get(metrics).items()}
     if record:
         samples = jax.tree.map(lambda x: np.asarray(x)[:n], samples)
+        if batch.joints is not None:  # the trajectory table's articulation and hitch columns (write_chunk)
+            metrics["joints"] = jax.tree.map(lambda x: np.asarray(x)[:n], jax.device_get(batch.joints))
     return metrics, samples, np.asarray(batch.valid)[:n]
 
 
@@ -374,7 +352,7 @@ def write_chunk(study: Study, out: Path, plan: SweepPlan, k: int, sharding=None,
     metrics, samples, valid = run_chunk(study, items, plan.size, sharding, on_progress, cols)
     meta = tables.provenance({**plan.meta, "jaxmedusa.chunk": str(k)})  # every table carries it
     if samples is not None:
-        traj = tables.trajectory_table(samples, valid, ids=plan.ids[sl])
+        traj = tables.trajectory_table(samples, valid, ids=plan.ids[sl], joints=metrics.get("joints"))
         tables.write_table(traj, Path(out) / "trajectories" / f"chunk={k:05d}" / "part-0.parquet", meta)
     table = tables.scenarios_table(plan.ids[sl], cols, metrics, study.n_vehicles, study.outputs.metrics,
                                    extra=gradient_units(study, metrics.get("gradients")))
