@@ -1,19 +1,21 @@
-"""The caravan's critical speed for sway: a sweep over speed and the caravan's load position,
-with the decay rate of the articulation after a steering pulse as the metric
+"""The caravan's critical speed for sway: the study studies/caravan_sway.toml (a sweep over
+speed and the caravan's load position, with the study metric v2_sway_decay, the decay rate of
+the articulation after a steering pulse) and the linear model's critical speed beside it
 (docs/trailers.md, "Sway"; figure docs/figures/caravan_critical_speed.png).
 
 The car and caravan are those of studies/caravan.toml; the load position moves the caravan's
-centre of mass along its length (its axle stays where it is), which changes the nose load
-(the classical lever of caravan stability). For each load position: the simulated decay rate
-sigma [1/s] of the articulation after a 1 deg, 0.2 s steering pulse at each speed (a batch,
-contact off, dt 4e-4 s), the speed where sigma crosses 0, and the linear yaw-plane model's
-critical speed (analysis/sway.py) for comparison.
+centre of mass along its length (its axle and ball stay where they are: models.2.l2 and
+vehicles.2.kingpin.x together), which changes the nose load (the classical lever of caravan
+stability). For each load position: the decay rate [1/s] of the articulation after the 1 deg,
+0.2 s steering pulse at each speed (27 scenarios in one chunk, contact off, dt 4e-4 s), the
+speed where it crosses 0, and the linear yaw-plane model's critical speed (analysis/sway.py).
 
     python examples/caravan_critical_speed.py            # writes the figure and prints the table
+    jaxmedusa sweep studies/caravan_sway.toml            # the same study from the command line
 """
 from __future__ import annotations
 
-import dataclasses
+import tempfile
 from pathlib import Path
 
 import jax
@@ -23,29 +25,16 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
 
-from jaxmedusa.analysis.sway import CarTrailer, critical_speed, decay_rate  # noqa: E402
-from jaxmedusa.build import build_batch  # noqa: E402
-from jaxmedusa.contact.articulation import articulation  # noqa: E402
-from jaxmedusa.core.params import GRAVITY, Settings  # noqa: E402
-from jaxmedusa.core.scenario import DriverTable  # noqa: E402
-from jaxmedusa.io.scenario_toml import load_scenario  # noqa: E402
+from jaxmedusa.analysis.sway import CarTrailer, critical_speed  # noqa: E402
+from jaxmedusa.core.params import GRAVITY  # noqa: E402
 from jaxmedusa.physics.tire import tire_forces  # noqa: E402
 from jaxmedusa.physics.vehicle import vehicle_params  # noqa: E402
-from jaxmedusa.solver.simulate import simulate  # noqa: E402
+from jaxmedusa.study import load_study, run_study, scenario_for  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEEDS = np.arange(20.0, 46.0, 3.0)  # [m/s]
-SHIFTS = (0.0, 0.08, 0.16)  # load moved back [m]: the caravan's CM nearer its axle (lighter nose)
-
-
-def variant(shift):
-    """The caravan scenario with the caravan's centre of mass `shift` m further back."""
-    sc, sim = load_scenario(ROOT / "studies" / "caravan.toml")
-    car, van = sc.models
-    van = dataclasses.replace(van, l2=van.l2 - shift)
-    trailer = dataclasses.replace(sc.vehicles[1], kingpin=(sc.vehicles[1].kingpin[0] + shift, 0.0, 0.0))
-    return dataclasses.replace(sc, models=[car, van], vehicles=[sc.vehicles[0], trailer]), sim
+STUDY = ROOT / "studies" / "caravan_sway.toml"
 
 
 def linear(sc) -> CarTrailer:
@@ -66,37 +55,28 @@ def linear(sc) -> CarTrailer:
 
 
 def main():
-    rows, scenarios = [], []
-    for shift in SHIFTS:
-        sc, sim = variant(shift)
-        for u in SPEEDS:
-            s = dataclasses.replace(sc, vehicles=[dataclasses.replace(
-                sc.vehicles[0], speed=float(u), tire_speed=DriverTable((0.0,), (float(u),)),
-                steering=DriverTable((0.0, 0.5, 0.7), (0.0, 1.0, 0.0))), sc.vehicles[1]])
-            scenarios.append(s)
-            rows.append((shift, u))
-    settings = Settings(end_time=12.0, dt=4e-4, save_every=0.02, step_control="constant", contact=False)
-    batch, state = build_batch(scenarios, dt=settings.dt)
-    res = simulate(batch, state, settings)
-    art = np.asarray(jax.vmap(jax.vmap(articulation, in_axes=(None, 0)))(batch.joints, res.samples.F))[:, :, 1]
-    t = np.asarray(res.samples.t)[0]
-    sigma = np.array([decay_rate(t, a, 2.5) for a in art]).reshape(len(SHIFTS), len(SPEEDS))
+    study = load_study(STUDY)
+    with tempfile.TemporaryDirectory() as out:
+        run_study(study, out=out, progress=False)
+        rows = pq.read_table(Path(out) / "scenarios.parquet").to_pandas()
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    print("shift [m]  nose load [N]  simulated crossing [m/s]  linear critical speed [m/s]")
-    for i, shift in enumerate(SHIFTS):
-        sc, _ = variant(shift)
+    print("load back [m]  nose load [N]  simulated crossing [m/s]  linear critical speed [m/s]")
+    for shift, group in rows.groupby("load_back"):
+        group = group.sort_values("speed")
+        speeds, decay = group["speed"].to_numpy(), group["v2_sway_decay"].to_numpy(float)
+        sc, _, _ = scenario_for(study, {"speed": float(speeds[0]), "load_back": float(shift)}, check=False)
         lin = linear(sc)
         v_lin = critical_speed(lin)
-        s = sigma[i]
-        up = np.flatnonzero((s[:-1] < 0) & (s[1:] >= 0))
-        v_sim = float(np.interp(0.0, s[up[0]:up[0] + 2], SPEEDS[up[0]:up[0] + 2])) if len(up) else float("nan")
+        down = np.flatnonzero((decay[:-1] > 0) & (decay[1:] <= 0))  # decaying -> growing
+        v_sim = float(np.interp(0.0, decay[down[0]:down[0] + 2][::-1], speeds[down[0]:down[0] + 2][::-1])) \
+            if len(down) else float("nan")
         nose = sc.models[1].mass * GRAVITY * lin.b2 / (lin.b2 + lin.k)
-        print(f"{shift:8.2f}  {nose:13.0f}  {v_sim:24.2f}  {v_lin:27.2f}")
-        ax.plot(SPEEDS, s, "o-", label=f"nose load {nose:.0f} N (simulated)")
+        print(f"{shift:13.2f}  {nose:13.0f}  {v_sim:24.2f}  {v_lin:27.2f}")
+        ax.plot(speeds, decay, "o-", label=f"nose load {nose:.0f} N (simulated)")
         ax.axvline(v_lin, color=ax.lines[-1].get_color(), ls=":", lw=1.0)
     ax.axhline(0.0, color="k", lw=0.8)
     ax.set_xlabel("speed [m/s]")
-    ax.set_ylabel("sway growth rate sigma [1/s]")
+    ax.set_ylabel("sway decay rate v2_sway_decay [1/s]")
     ax.set_title("Caravan sway after a 1 deg steering pulse (dotted: linear critical speed)")
     ax.legend(fontsize="small")
     out = ROOT / "docs" / "figures" / "caravan_critical_speed.png"

@@ -72,6 +72,11 @@ damage of the first collision (analysis/damage.py, which also keeps the later on
 articulated vehicles (contact/articulation.py, docs/trailers.md)
     max_articulation [deg]   largest |yaw - tow vehicle's yaw| of a towed vehicle (0 for others)
     jackknife                max_articulation > JACKKNIFE_DEG (60 deg)
+    sway_decay [1/s]         decay rate of the articulation oscillation after sway_start (2.5 s):
+                             minus the slope of log |peak| over time (analysis/sway.py, peaks
+                             of |articulation| sampled every 0.02 s); positive: the sway dies
+                             out; 0 (null in tables) with fewer than 3 peaks or not towed
+    sway_peaks [-]           the peaks that rate was fitted to
 rest (analysis/rest.py: definitions there)
     rest_x, rest_y [m], rest_heading [deg], rest_time [s], distance [m], skid_length [m]
 Per scenario (arrays [B]): status (core.status.Status), end_time [s], steps [-] (accepted
@@ -94,6 +99,7 @@ import numpy as np
 from jaxmedusa.contact.articulation import JACKKNIFE_DEG, articulation
 from jaxmedusa.analysis.damage import DamageState, DamageTracker, first_collision_metrics
 from jaxmedusa.analysis.rest import REST_METRICS, RestState, RestTracker
+from jaxmedusa.analysis.sway import SWAY_START, SwayPeaks, peaks_init, peaks_rate, peaks_update
 from jaxmedusa.analysis.step_counts import EPISODE_GAP, Counts, StepCounts
 from jaxmedusa.contact.crash import NO_PARTNER
 from jaxmedusa.core.params import GRAVITY
@@ -121,7 +127,7 @@ VEHICLE_METRICS = {
     "restitution": (), "absorbed_energy": (), "ees": (),
     "c1": (), "c2": (), "c3": (), "c4": (), "c5": (), "c6": (), "damage_width": (), "damage_offset": (),
     "crash3_energy": (), "collision_delta_v": (), "collision_pdof_clock": (), "cdc": (5,),
-    "max_articulation": (), "jackknife": (),
+    "max_articulation": (), "jackknife": (), "sway_decay": (), "sway_peaks": (),
     **REST_METRICS,
 }
 SCENARIO_METRICS = ("status", "end_time", "steps", "rejected_steps", "contact_steps", "contact_runs", "episodes")
@@ -159,6 +165,7 @@ class OutcomeState(NamedTuple):
     damage: DamageState  # per collision: crush profiles, normals, delta-V (analysis/damage.py)
     rest: RestState  # rest, distance and skid marks (analysis/rest.py)
     articulation: jnp.ndarray | float = 0.0  # [rad] >= 0, largest |articulation| (contact/articulation.py)
+    sway: SwayPeaks | None = None  # the sway decay rate's peaks (analysis/sway.py); None: no hitch in the batch
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -239,6 +246,7 @@ class Outcomes:
 
     lane_width [m]: a lane departure is a lateral excursion above lane_width / 2.
     spin_threshold_deg [deg]: a spin-out is a heading change above it.
+    sway_start [s]: the sway decay rate fits the articulation's peaks after this time.
     episode_gap [s]: contact that resumes within this time of the last contact continues
     the same episode.
     """
@@ -246,6 +254,7 @@ class Outcomes:
     lane_width: float = LANE_WIDTH
     spin_threshold_deg: float = 90.0
     episode_gap: float = EPISODE_GAP
+    sway_start: float = SWAY_START
 
     def init(self, batch_item, state) -> OutcomeState:
         """Accumulators for one scenario at t = 0."""
@@ -263,6 +272,8 @@ class Outcomes:
             counts=StepCounts(self.episode_gap).init(batch_item, state),
             damage=DamageTracker(self.episode_gap).init(batch_item, state),
             articulation=jnp.abs(articulation(getattr(batch_item, "joints", None), vs.F)),
+            sway=None if getattr(batch_item, "joints", None) is None else
+            peaks_init(state.clock.t, articulation(batch_item.joints, vs.F)),
             rest=RestTracker().init(batch_item, state),
         )
 
@@ -303,6 +314,8 @@ class Outcomes:
         dirs = jax.vmap(_unit_columns)(vs.F)  # (V, 3, 3), columns d1, d2, d3
         dv_body = m.dv_body + jnp.einsum("vj,vji->vi", dv, dirs)
 
+        art = articulation(getattr(batch_item, "joints", None), vs.F)  # (V,) [rad]
+
         # heading (unwrapped) and lateral excursion
         h = heading(vs.F)
         turned = m.turned + _wrap(h - m.heading)
@@ -315,8 +328,8 @@ class Outcomes:
             lateral0=m.lateral0, max_lateral=jnp.maximum(m.max_lateral, lat), energy0=m.energy0,
             counts=StepCounts(self.episode_gap).update(m.counts, batch_item, state, info),
             damage=DamageTracker(self.episode_gap).update(m.damage, batch_item, state, info),
-            articulation=jnp.maximum(m.articulation,
-                                     jnp.abs(articulation(getattr(batch_item, "joints", None), vs.F))),
+            articulation=jnp.maximum(m.articulation, jnp.abs(art)),
+            sway=None if m.sway is None else peaks_update(m.sway, t, art, self.sway_start, acc),
             rest=RestTracker().update(m.rest, batch_item, state, info),
         )
 
@@ -345,9 +358,16 @@ class Outcomes:
             **_crash_metrics(m, batch_item),
             **first_collision_metrics(m.damage, batch_item.vehicle),
             "max_articulation": m.articulation * _RAD, "jackknife": m.articulation * _RAD > JACKKNIFE_DEG,
+            **_sway_metrics(m.sway, vs.r.shape[0], vs.r.dtype),
             **RestTracker().summarize(m.rest, batch_item, state),
         }
         return out
+
+
+def _sway_metrics(sway: SwayPeaks | None, n: int, dtype) -> dict:
+    """sway_decay [1/s] and sway_peaks [-] (V,) (analysis/sway.py); zeros without a hitch."""
+    decay, peaks = (jnp.zeros((n,), dtype),) * 2 if sway is None else peaks_rate(sway)
+    return {"sway_decay": decay, "sway_peaks": peaks.astype(jnp.int32)}
 
 
 def _crash_update(m: OutcomeState, info, vs, ok, dt) -> dict:

@@ -9,10 +9,20 @@ of motion come from the Lagrangian T(q, q') with q = (x, y, psi1, psi2) (Lagrang
 equations M(q) q'' = Q + dT/dq - (d^2 T/dq' dq) q', M = d^2 T/dq'^2, all by autodiff);
 linearised about straight running at speed U its least-damped oscillatory eigenvalue
 crosses the imaginary axis at the critical speed.
+
+The decay rate of a simulated sway has two estimators, the same fit: `decay_rate` on a
+saved signal (numpy), and `SwayPeaks` / `peaks_init` / `peaks_update` / `peaks_rate`, the
+in-run version that analysis/outcomes.py folds step by step into the study metric
+`v{n}_sway_decay` (no trajectories needed): |articulation| sampled every SWAY_SAMPLE seconds,
+a peak wherever a sample exceeds the one before and is not exceeded by the one after, and
+the least-squares slope of log |peak| over the peaks after `start`, kept as running sums.
+Both measure an oscillation about zero articulation (straight running after a steering
+pulse); the in-run one does not subtract a mean.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -20,7 +30,20 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.signal import find_peaks
 
-__all__ = ["CarTrailer", "sway_eigenvalue", "critical_speed", "decay_rate"]
+__all__ = ["CarTrailer", "sway_eigenvalue", "critical_speed", "decay_rate", "SwayPeaks", "peaks_init", "peaks_update",
+           "peaks_rate", "SWAY_START", "SWAY_SAMPLE"]
+
+# Peaks before this time [s] are left out of the decay rate: the steering pulse of the sway
+# study ends at 0.7 s, and the first swing after it is still shaped by the pulse (the
+# examples and tests take the peaks after 2.5 s, about two sway periods later).
+SWAY_START = 2.5
+# Sample interval of the in-run peak search [s]: the saved-sample interval of the sway
+# examples (0.02 s, 50-100 samples per sway period of 1-2 s), so both estimators see the same
+# peaks; a finer one would also find the ripples of the suspension and the hitch.
+SWAY_SAMPLE = 0.02
+# |articulation| [rad] below which a sample is not a peak (log of 0): 1e-9 rad is far below
+# any sway a study reads and far above the step's round-off in the angle.
+_PEAK_FLOOR = 1e-9
 
 
 @dataclass(frozen=True)
@@ -113,3 +136,54 @@ def decay_rate(t, signal, t_start: float = 0.0) -> float:
     if len(peaks) < 3:
         return float("nan")
     return float(np.polyfit(t[peaks], np.log(x[peaks]), 1)[0])
+
+
+class SwayPeaks(NamedTuple):
+    """Running state of the in-run decay-rate estimate of one scenario (module docstring).
+
+    t_next, t1: scalars [s], the next sample time and the last sample's; a1, a2 (V,): the
+    |articulation| [rad] at the last sample and the one before; n, st, sy, stt, sty (V,): over
+    the peaks so far, their count and the sums of t, y = log |peak|, t^2 and t y."""
+
+    t_next: jnp.ndarray
+    t1: jnp.ndarray
+    a1: jnp.ndarray
+    a2: jnp.ndarray
+    n: jnp.ndarray
+    st: jnp.ndarray
+    sy: jnp.ndarray
+    stt: jnp.ndarray
+    sty: jnp.ndarray
+
+
+def peaks_init(t, a) -> SwayPeaks:
+    """The state at time t [s] with |articulation| a (V,) [rad]: the first sample."""
+    a = jnp.abs(a)
+    z = jnp.zeros_like(a)
+    return SwayPeaks(t_next=t + SWAY_SAMPLE, t1=t, a1=a, a2=a, n=z, st=z, sy=z, stt=z, sty=z)
+
+
+def peaks_update(s: SwayPeaks, t, a, start: float = SWAY_START, accepted=True) -> SwayPeaks:
+    """Fold time t [s] and the articulation a (V,) [rad] into the state: on the first accepted
+    step at or after t_next, a new sample; the last sample is a peak if it rose from the one
+    before, does not rise to this one, lies at or after `start` [s] and above _PEAK_FLOOR.
+    Branch-free (jnp.where)."""
+    a = jnp.abs(a)
+    take = accepted & (t >= s.t_next)
+    peak = take & (s.a1 > s.a2) & (s.a1 >= a) & (s.t1 >= start) & (s.a1 > _PEAK_FLOOR)
+    w = peak.astype(a.dtype)
+    y = jnp.log(jnp.where(peak, s.a1, 1.0))
+    tp = s.t1
+    return SwayPeaks(t_next=jnp.where(take, s.t_next + SWAY_SAMPLE, s.t_next), t1=jnp.where(take, t, s.t1),
+                     a1=jnp.where(take, a, s.a1), a2=jnp.where(take, s.a1, s.a2), n=s.n + w, st=s.st + w * tp,
+                     sy=s.sy + w * y, stt=s.stt + w * tp * tp, sty=s.sty + w * tp * y)
+
+
+def peaks_rate(s: SwayPeaks):
+    """(decay rate [1/s], peaks [-]) (V,) of the state: minus the least-squares slope of
+    log |peak| over time (positive: the sway dies out), 0 with fewer than three peaks (the
+    study table writes null there: io/tables.py)."""
+    den = s.n * s.stt - s.st * s.st
+    ok = (s.n >= 3.0) & (den > 0.0)
+    slope = (s.n * s.sty - s.st * s.sy) / jnp.where(ok, den, 1.0)
+    return jnp.where(ok, -slope, 0.0), s.n

@@ -52,6 +52,9 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
     crush_b_front = 550.0e3           # optional: the crush law's Campbell A [N/m], B [N/m^2]
                                       # per face (crush_a|crush_b _front|_rear|_side;
                                       # defaults and sources: docs/crash-law.md)
+    crush_class = "crash3_category_4" # optional: a published class's A, B for the faces it
+                                      # gives (contact/laws/stiffness_classes.py); the
+                                      # table's own crush_* keys win
 
     [[vehicles]]                      # vehicle 1
     model = 1                         # 1-based, as VEHICLE_HAS_MODEL (required)
@@ -121,6 +124,8 @@ import dataclasses
 import tomllib
 from pathlib import Path
 
+from jaxmedusa.contact.laws.stiffness_classes import crush_class_fields
+from jaxmedusa.core.registry import UnknownNameError
 from jaxmedusa.core.scenario import (CRUSH_FIELDS, WHEEL_TABLES, AxleSpec, BarrierSpec, DriverTable, ModelSpec, RoadSpec,
                                      Scenario, VehicleSpec, crush_problems)
 from jaxmedusa.io.medusa_files import (KEYWORD_FIELDS, MedusaInputError, model_problems, read_medusa_folder, read_models,
@@ -271,8 +276,13 @@ def _index(key: str, n: int, where: str, err: InputErrors) -> int:
 def _model(t, where: str, err: InputErrors, base: ModelSpec | None = None) -> ModelSpec:
     """A ModelSpec from a table of ModelSpec fields (all required unless `base` is given)."""
     t = err.table(t, where)
-    err.keys(t, _MODEL_FIELDS, where)
+    err.keys(t, _MODEL_FIELDS + ["crush_class"], where)
     values = dataclasses.asdict(base) if base is not None else {}
+    if "crush_class" in t:  # a published class's crush coefficients; the table's own crush_* win
+        try:
+            values.update(crush_class_fields(err.string(t["crush_class"], f"{where}.crush_class")))
+        except UnknownNameError as e:  # lists the valid names (core/registry.py)
+            err.fail(f"{where}.crush_class", f"{e} (or give crush_a_*, crush_b_*; docs/crash-law.md)")
     for f in _MODEL_FIELDS:
         if f not in t:
             if base is None and f not in _OPTIONAL_MODEL_FIELDS:  # tire model, crush coefficients: defaults

@@ -79,7 +79,7 @@ METRIC_UNITS = {
     "restitution": "-", "absorbed_energy": "J", "ees": "m/s",
     **{f"c{i}": "m" for i in range(1, 7)}, "damage_width": "m", "damage_offset": "m", "crash3_energy": "J",
     "collision_delta_v": "m/s", "collision_pdof_clock": "h", "cdc": "",
-    "max_articulation": "deg", "jackknife": "-",
+    "max_articulation": "deg", "jackknife": "-", "sway_decay": "1/s", "sway_peaks": "-",
     "rest_x": "m", "rest_y": "m", "rest_heading": "deg", "rest_time": "s", "distance": "m", "skid_length": "m",
 }
 # Rest metrics that are null where the vehicle still moves at the end (analysis.rest.AT_REST_ONLY).
@@ -356,6 +356,8 @@ def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict
             null = np.asarray(metrics["pdof_clock"])[:, :n_vehicles] == 0
         elif name in _AT_REST_ONLY:  # analysis/rest.py: not at rest at the end of the run
             null = np.asarray(metrics["rest_time"])[:, :n_vehicles] < 0.0
+        elif name == "sway_decay" and "sway_peaks" in metrics:  # analysis/sway.py: under three peaks
+            null = np.asarray(metrics["sway_peaks"])[:, :n_vehicles] < 3
         if name == "cdc":  # SAE J224 codes (N, V, 5) -> one string column per vehicle
             for k, col in enumerate(metric_columns(name, n_vehicles)):
                 cols[col] = pa.array([cdc_string(c) for c in a[:, k]])

@@ -59,6 +59,7 @@ Study file (TOML; every key is checked, errors name the key):
     lane_width = 3.0                      # [m], lane departure above lane_width / 2
     spin_threshold_deg = 90.0             # [deg], spin-out above it
     episode_gap = 0.01                    # [s], contact resuming sooner is the same episode
+    sway_start = 2.5                      # [s], the sway decay rate fits the articulation peaks after it
     gradients = { of = ["v2_delta_v"], wrt = ["lateral_offset"] }  # columns d_<of>_d_<wrt> by forward
                                           # mode (study/gradients.py, docs/sensitivity.md)
     sensitivity = ["v2_delta_v"]          # columns `jaxmedusa sensitivity` analyses (default: all that vary)
@@ -71,6 +72,8 @@ Paths (vehicle and model numbers 1-based as in MEDUSA's tables, `*` = all):
                                                  without the table starts from 0 at t = 0)
   vehicles.N.{brake, lock, throttle}.{values, times}.K     one knot, every wheel
   vehicles.N.{brake, lock, throttle}.values.K.W  one knot of wheel W (1 FL, 2 FR, 3 RL, 4 RR, 5.. further axles)
+  vehicles.N.{hitch, kingpin}.{x, y, z | 1, 2, 3}  a towed vehicle's coupling point (docs/trailers.md)
+  models.M.extra_axles.K.{l, track, h, c, d}     a further axle of a model (K 1-based)
   models.M.<ModelSpec field>, models.M.contact_dims.K, models.M.eq_F.J.I (eq_F[J-1][I-1]);
     the crush coefficients models.M.crush_{a,b}_{front,rear,side} (docs/crash-law.md)
   tire.<field>, contact.<field>, road.points.K.{x, y, z, bank}
@@ -231,8 +234,8 @@ def _sampler(t, err: InputErrors) -> Sampler:
 
 def _outputs(t, err: InputErrors, params=(), n_vehicles: int = 1) -> Outputs:
     t = err.table(t, "outputs")
-    err.keys(t, ("metrics", "trajectories", "lane_width", "spin_threshold_deg", "episode_gap", "gradients",
-                 "sensitivity"), "outputs")
+    err.keys(t, ("metrics", "trajectories", "lane_width", "spin_threshold_deg", "episode_gap", "sway_start",
+                 "gradients", "sensitivity"), "outputs")
     names = t.get("metrics", ["all"])
     names = [names] if isinstance(names, str) else err.array(names, "outputs.metrics")
     chosen = []
@@ -259,6 +262,9 @@ def _outputs(t, err: InputErrors, params=(), n_vehicles: int = 1) -> Outputs:
     gap = err.number(t.get("episode_gap", 0.01), "outputs.episode_gap")
     if gap < 0:
         err.fail("outputs.episode_gap", f"{gap:g} must be >= 0")
+    sway = err.number(t.get("sway_start", 2.5), "outputs.sway_start")
+    if sway < 0:
+        err.fail("outputs.sway_start", f"{sway:g} must be >= 0 [s]")
     of, wrt = (), ()
     if "gradients" in t:  # forward-mode gradient columns (study/gradients.py)
         g = err.table(t["gradients"], "outputs.gradients")
@@ -275,7 +281,7 @@ def _outputs(t, err: InputErrors, params=(), n_vehicles: int = 1) -> Outputs:
     sens = t.get("sensitivity", [])
     sens = tuple(err.string(x, "outputs.sensitivity") for x in err.array(sens, "outputs.sensitivity"))
     return Outputs(metrics=chosen, trajectories=traj, lane_width=lane, spin_threshold_deg=spin, episode_gap=gap,
-                   gradients_of=of, gradients_wrt=wrt, sensitivity=sens)
+                   sway_start=sway, gradients_of=of, gradients_wrt=wrt, sensitivity=sens)
 
 
 # ---------------------------------------------------------------------------- parameters

@@ -11,7 +11,8 @@ import math
 import numpy as np
 
 from jaxmedusa.build import zone_problems
-from jaxmedusa.core.scenario import DriverTable, Scenario, crush_problems
+from jaxmedusa.core.hitches import hitch_problems
+from jaxmedusa.core.scenario import DriverTable, Scenario, axle_problems, crush_problems
 from jaxmedusa.io.medusa_files import KEYWORD_FIELDS, model_problems
 from jaxmedusa.physics.road import validate_points
 from jaxmedusa.physics.tire.calspan import GOODYEAR_185SR14
@@ -40,6 +41,12 @@ def _apply(sc: Scenario, tire: dict, contact: dict, t: Target, a: float, mode: s
         for k in t.items:
             v = sc.vehicles[k]
             sc.vehicles[k] = dataclasses.replace(v, **{t.name: _combine(getattr(v, t.name), a, mode)})
+    elif t.kind == "hitch":  # a towed vehicle's hitch or kingpin coordinate (docs/trailers.md)
+        for k in t.items:
+            v = sc.vehicles[k]
+            point = list(getattr(v, t.name))
+            point[t.index[0]] = _combine(point[t.index[0]], a, mode)
+            sc.vehicles[k] = dataclasses.replace(v, **{t.name: tuple(point)})
     elif t.kind == "vehicle_model":
         for k in t.items:
             sc.vehicles[k] = dataclasses.replace(sc.vehicles[k], model=int(a) - 1)
@@ -83,6 +90,11 @@ def _apply(sc: Scenario, tire: dict, contact: dict, t: Target, a: float, mode: s
                 j, i = t.index
                 rows[j][i] = _combine(rows[j][i], a, mode)
                 new = tuple(tuple(r) for r in rows)
+            elif t.name == "extra_axles":  # extra_axles.K.<field>: t.index (K,), t.part the field
+                axles = list(model.extra_axles)
+                ax = axles[t.index[0]]
+                axles[t.index[0]] = dataclasses.replace(ax, **{t.part: _combine(getattr(ax, t.part), a, mode)})
+                new = tuple(axles)
             else:
                 new = _combine(getattr(model, t.name), a, mode)
             sc.models[m] = dataclasses.replace(model, **{t.name: new})
@@ -148,6 +160,12 @@ def _check_sample(study: Study, sc: Scenario, tire: dict, contact: dict, sample_
                 fail(("model",), lambda t, m=m, fld=fld: m in t.items and t.name == fld, f"model {m + 1}: {reason}")
             for fld, reason in crush_problems(model)[:1]:  # the crush law's coefficients stay > 0
                 fail(("model",), lambda t, m=m, fld=fld: m in t.items and t.name == fld, f"model {m + 1}: {reason}")
+            for fld, reason in axle_problems(model)[:1]:  # extra axles: finite, behind each other
+                fail(("model",), lambda t, m=m: m in t.items and t.name == "extra_axles",
+                     f"model {m + 1}: {fld}: {reason}")
+    if "hitch" in touched:
+        for key, reason in hitch_problems(sc)[:1]:
+            fail(("hitch",), lambda t, key=key: key.endswith(f".{t.name}"), f"{key}: {reason}")
     if "wheel" in touched:
         for k, v in enumerate(sc.vehicles):
             for nm in ("brake", "lock", "throttle"):

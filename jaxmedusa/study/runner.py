@@ -141,7 +141,9 @@ def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, s
     """Simulate [(Scenario, tire, contact)] padded to `chunk_size` (repeating the last item,
     and further to a multiple of the devices of `sharding`):
     ({metric: numpy [n, ...]}, Samples as numpy [n, S, ...] or None, valid [n, V]) for the
-    n = len(items) real rows. `on_progress(fraction)` as in `simulate_sliced`. A study with
+    n = len(items) real rows (with trajectories and hitches the metrics hold "joints": the
+    rows' contact.joints.JointParams, for the trajectory table). `on_progress(fraction)` as
+    in `simulate_sliced`. A study with
     gradient columns (study/gradients.py) needs the rows' design values `columns`
     {parameter: (n,)}; the metrics then hold "gradients": {column: (n,)}."""
     n = len(items)
@@ -163,6 +165,8 @@ def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, s
     metrics = {k: np.asarray(v)[:n] for k, v in jax.device_get(metrics).items()}
     if record:
         samples = jax.tree.map(lambda x: np.asarray(x)[:n], samples)
+        if batch.joints is not None:  # the trajectory table's articulation and hitch columns (write_chunk)
+            metrics["joints"] = jax.tree.map(lambda x: np.asarray(x)[:n], jax.device_get(batch.joints))
     return metrics, samples, np.asarray(batch.valid)[:n]
 
 
@@ -348,7 +352,7 @@ def write_chunk(study: Study, out: Path, plan: SweepPlan, k: int, sharding=None,
     metrics, samples, valid = run_chunk(study, items, plan.size, sharding, on_progress, cols)
     meta = tables.provenance({**plan.meta, "jaxmedusa.chunk": str(k)})  # every table carries it
     if samples is not None:
-        traj = tables.trajectory_table(samples, valid, ids=plan.ids[sl])
+        traj = tables.trajectory_table(samples, valid, ids=plan.ids[sl], joints=metrics.get("joints"))
         tables.write_table(traj, Path(out) / "trajectories" / f"chunk={k:05d}" / "part-0.parquet", meta)
     table = tables.scenarios_table(plan.ids[sl], cols, metrics, study.n_vehicles, study.outputs.metrics,
                                    extra=gradient_units(study, metrics.get("gradients")))

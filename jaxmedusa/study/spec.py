@@ -41,7 +41,7 @@ METRIC_GROUPS = {
               "absorbed_energy", "ees"),
     "damage": ("c1", "c2", "c3", "c4", "c5", "c6", "damage_width", "damage_offset", "crash3_energy",
                "collision_delta_v", "collision_pdof_clock", "cdc"),
-    "articulation": ("max_articulation", "jackknife"),  # towed vehicles (contact/articulation.py)
+    "articulation": ("max_articulation", "jackknife", "sway_decay", "sway_peaks"),  # towed vehicles (docs/trailers.md)
     "rest": ("rest_x", "rest_y", "rest_heading", "rest_time", "distance", "skid_length"),  # analysis/rest.py
 }
 assert set(itertools.chain(*METRIC_GROUPS.values())) == set(VEHICLE_METRICS)
@@ -100,7 +100,8 @@ class Distribution:
 @dataclass(frozen=True)
 class Target:
     """One addressed value of a scenario. kind: vehicle | vehicle_model | driver | model |
-    tire | contact | road. index: 0-based numbers (vehicles/models/knots/points)."""
+    tire | contact | road | zone | hitch (a towed vehicle's hitch or kingpin coordinate).
+    index: 0-based numbers (vehicles/models/knots/points)."""
 
     path: str
     kind: str
@@ -143,6 +144,7 @@ class Outputs:
     lane_width: float = 3.0
     spin_threshold_deg: float = 90.0
     episode_gap: float = 0.01
+    sway_start: float = 2.5  # [s], the sway decay rate's peaks after it (analysis/sway.py)
     # forward-mode gradient columns d_<of>_d_<wrt> (study/gradients.py): scenario-table
     # columns `of` (e.g. "v2_delta_v") and parameter names `wrt`
     gradients_of: tuple[str, ...] = ()
@@ -192,7 +194,8 @@ class Study:
     @property
     def tracker(self) -> Outcomes:
         o = self.outputs
-        return Outcomes(lane_width=o.lane_width, spin_threshold_deg=o.spin_threshold_deg, episode_gap=o.episode_gap)
+        return Outcomes(lane_width=o.lane_width, spin_threshold_deg=o.spin_threshold_deg, episode_gap=o.episode_gap,
+                        sway_start=o.sway_start)
 
     def spec(self) -> dict:
         """The resolved study as plain JSON-able data (what the fingerprint hashes)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from jaxmedusa.core.params import CONTACT_DEFAULTS
-from jaxmedusa.core.scenario import ModelSpec, Scenario
+from jaxmedusa.core.scenario import AxleSpec, ModelSpec, Scenario
 from jaxmedusa.io.validation import InputErrors
 from jaxmedusa.physics.tire.calspan import GOODYEAR_185SR14
 from jaxmedusa.study.spec import Target
@@ -20,7 +20,11 @@ _DRIVER_FIELDS = ("tire_speed", "steering_deg")
 _WHEEL_FIELDS = ("brake", "lock", "throttle")  # core.scenario.WHEEL_TABLES
 _ROAD_COORDS = {"x": 0, "y": 1, "z": 2, "bank": 3, "bank_deg": 3}
 _MODEL_SCALARS = [f.name for f in dataclasses.fields(ModelSpec)
-                  if f.name not in ("contact_dims", "eq_F", "tire_model", "extra_axles")]
+                  if f.name not in ("contact_dims", "eq_F", "tire_model", "extra_axles", "tires_by_axle", "kind")]
+_AXLE_FIELDS = [f.name for f in dataclasses.fields(AxleSpec) if f.name != "equalised"]  # models.M.extra_axles.K.<f>
+# A towed vehicle's coupling points (docs/trailers.md): vehicles.N.{hitch, kingpin}.{x, y, z | 1, 2, 3} [m]
+_HITCH_POINTS = ("hitch", "kingpin")
+_XYZ = {"x": 0, "y": 1, "z": 2}
 
 
 def _one_based(text: str, n: int, where: str, what: str, err: InputErrors) -> list[int]:
@@ -48,6 +52,14 @@ def parse_target(path: str, base: Scenario, where: str, err: InputErrors) -> Tar
             return Target(path, "vehicle", ks, _VEHICLE_FIELDS[fld])
         if fld == "model" and len(parts) == 3:
             return Target(path, "vehicle_model", ks, "model")
+        if fld in _HITCH_POINTS and len(parts) == 4:
+            untowed = [k + 1 for k in ks if base.vehicles[k].towed_by is None]
+            if untowed:
+                err.fail(where, f"{bad}: vehicle {untowed[0]} is not towed (no towed_by), so it has no {fld}")
+            axis = _XYZ.get(parts[3])
+            axis = axis if axis is not None else _one_based(parts[3], 3, where, f"a coordinate of {fld} (x, y, z)",
+                                                            err)[0]
+            return Target(path, "hitch", ks, fld, index=(axis,))
         if fld in _DRIVER_FIELDS:
             attr = "steering" if fld == "steering_deg" else "tire_speed"
             if len(parts) == 3:
@@ -70,7 +82,8 @@ def parse_target(path: str, base: Scenario, where: str, err: InputErrors) -> Tar
                 index = (knot[0],) if len(wheel) > 1 else (knot[0], wheel[0])  # "*": every wheel
                 return Target(path, "wheel", ks, fld, "values", index)
         err.fail(where, f"{bad}; vehicle fields: {', '.join(_VEHICLE_FIELDS)}, model, tire_speed, steering_deg "
-                 "(whole table, or .values.K / .times.K), brake, lock, throttle (whole table, .values.K[.W] / .times.K)")
+                 "(whole table, or .values.K / .times.K), brake, lock, throttle (whole table, .values.K[.W] / "
+                 ".times.K), hitch.{x, y, z}, kingpin.{x, y, z} (a towed vehicle)")
     if head == "models":
         if len(parts) < 3:
             err.fail(where, f"{bad}: models.M.<field> expected")
@@ -84,7 +97,14 @@ def parse_target(path: str, base: Scenario, where: str, err: InputErrors) -> Tar
             j = _one_based(parts[3], 3, where, "a row", err)[0]
             i = _one_based(parts[4], 3, where, "a column", err)[0]
             return Target(path, "model", ms, fld, index=(j, i))
-        err.fail(where, f"{bad}; model fields: {', '.join(_MODEL_SCALARS)}, contact_dims.K, eq_F.J.I")
+        if fld == "extra_axles" and len(parts) == 5 and parts[4] in _AXLE_FIELDS:
+            n_extra = min(len(base.models[m].extra_axles) for m in ms)
+            if n_extra == 0:
+                err.fail(where, f"{bad}: model {ms[0] + 1} has no extra_axles")
+            k = _one_based(parts[3], n_extra, where, "an extra axle", err)[0]
+            return Target(path, "model", ms, fld, part=parts[4], index=(k,))
+        err.fail(where, f"{bad}; model fields: {', '.join(_MODEL_SCALARS)}, contact_dims.K, eq_F.J.I, "
+                 f"extra_axles.K.{{{', '.join(_AXLE_FIELDS)}}}")
     if head == "tire":
         if len(parts) != 2 or parts[1] not in GOODYEAR_185SR14:
             err.fail(where, f"{bad}; tire fields: {', '.join(GOODYEAR_185SR14)}")

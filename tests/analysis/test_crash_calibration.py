@@ -78,7 +78,12 @@ def test_ncap_56kmh_full_width_rigid_barrier():
     m, _ = barrier_runs()[0]
     assert 0.5 <= m["max_crush"][0] <= 0.75
     assert 0.07 <= m["pulse_duration"][0] <= 0.13
-    assert 15.0 <= m["mean_decel_g"][0] <= 30.0
+    # inside the 15-30 g band with a margin of 3 % of its edge (15.45 g; measured 15.87 g here,
+    # 15.92 g at the study step 4e-4 s): the pulse duration counts whole steps, so the value
+    # moves with dt (0.3 % from 5e-5 to 4e-4 s, up to 0.6 % at 8e-4 s, docs/numerics.md) and
+    # with the force threshold that ends the pulse; a value within a few % of the edge would
+    # be in the band by chance
+    assert 15.0 * 1.03 <= m["mean_decel_g"][0] <= 30.0 / 1.03
     assert 0.05 <= m["restitution"][0] < 0.15
     # the permanent crush is Campbell's C = x_max - A/B (A/B = 0.08 m for the front face; exact)
     assert m["residual_crush"][0] == pytest.approx(m["max_crush"][0] - A_FRONT / B_FRONT, abs=1e-9)

@@ -10,7 +10,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxmedusa.contact.articulation import articulation
-from jaxmedusa.analysis.sway import CarTrailer, critical_speed, decay_rate
+from jaxmedusa.analysis.outcomes import Outcomes
+from jaxmedusa.analysis.sway import CarTrailer, critical_speed, decay_rate, sway_eigenvalue
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import GRAVITY, Settings
 from jaxmedusa.core.scenario import DriverTable
@@ -40,7 +41,9 @@ def linear_model(car, trailer) -> CarTrailer:
                       c1=stiffness(front), c2=stiffness(rear), c3=stiffness(axle))
 
 
-def sway_rates(factors, end_time):
+def sway_rates(factors, end_time, record=True):
+    """(linear critical speed [m/s], speeds [m/s], growth rates from the saved articulation by
+    decay_rate [1/s] (None without record), the study metric sway_decay [1/s])."""
     car = car_model()
     trailer = trailer_model(car, l2=B2, iz=IZ2, iy=IZ2)
     v_crit = critical_speed(linear_model(car, trailer))
@@ -52,17 +55,21 @@ def sway_rates(factors, end_time):
         scenarios.append(sc)
     settings = Settings(end_time=end_time, dt=4e-4, save_every=0.02, step_control="constant", contact=False)
     batch, state = build_batch(scenarios, dt=settings.dt)
-    res = simulate(batch, state, settings)
+    tracker = Outcomes()  # the study metric sway_decay (peaks after 2.5 s)
+    res = simulate(batch, state, settings, tracker=tracker, record=record)
     assert np.all(np.asarray(res.final.clock.status) == 0)
+    metric = np.asarray(jax.vmap(tracker.summarize)(res.metrics, batch, res.final)["sway_decay"])[:, 1]
+    if not record:
+        return v_crit, np.array(speeds), None, metric
     art = jax.vmap(jax.vmap(articulation, in_axes=(None, 0)))(batch.joints, res.samples.F)  # [B, S, V]
     t = np.asarray(res.samples.t)[0]
     sigma = [decay_rate(t, np.asarray(art)[i, :, 1], 2.5) for i in range(len(speeds))]
-    return v_crit, np.array(speeds), np.array(sigma)
+    return v_crit, np.array(speeds), np.array(sigma), metric
 
 
 @pytest.mark.slow
 def test_sway_crossing_within_5_percent_of_the_linear_critical_speed():
-    v_crit, speeds, sigma = sway_rates((0.85, 0.95, 1.05, 1.15), 16.0)
+    v_crit, speeds, sigma, _ = sway_rates((0.85, 0.95, 1.05, 1.15), 16.0)
     assert sigma[0] < 0.0 < sigma[-1], sigma
     crossing = np.interp(0.0, sigma, speeds)  # sigma rises with speed
     # 5 %: the issue's tolerance; the simulated model adds suspension, roll and pitch, load
@@ -72,6 +79,13 @@ def test_sway_crossing_within_5_percent_of_the_linear_critical_speed():
 
 def test_sway_decays_below_and_grows_above_the_linear_critical_speed():
     """Reduced twin: 15 % below and above the critical speed (at the linear model's growth
-    rates there, about -/+0.1 1/s, ten seconds change the amplitude by a factor e)."""
-    v_crit, speeds, sigma = sway_rates((0.85, 1.15), 12.0)
-    assert sigma[0] < 0.0 < sigma[1], (v_crit, sigma)
+    rates there, about -/+0.2 1/s, ten seconds change the amplitude by a factor 7), the decay
+    rate from the study metric sway_decay (the in-run estimator of analysis/sway.py)."""
+    v_crit, speeds, _, decay = sway_rates((0.85, 1.15), 12.0, record=False)
+    # the study metric sway_decay (positive: decaying) against the linear model's growth rate
+    # at the same speed: within 0.1 1/s, the simulated combination being better damped by its
+    # suspension, roll, tire load sensitivity and lag (docs/trailers.md: 0.04-0.08 1/s)
+    linear = np.array([sway_eigenvalue(linear_model(car_model(), trailer_model(car_model(), l2=B2, iz=IZ2, iy=IZ2)),
+                                       u).real for u in speeds])
+    assert decay[0] > 0.0 > decay[1], decay  # measured 0.301 and -0.158 1/s; linear -0.229, +0.175
+    assert np.all(np.abs(-decay - linear) < 0.1), (decay, linear)
