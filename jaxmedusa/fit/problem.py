@@ -7,7 +7,9 @@ The base scenario is built once (build.build_batch, batch of 1). An unknown then
 path directly in the built arrays, inside JAX, so that the simulation's derivatives reach
 it: initial positions r (X, Y), the initial velocity SPEED (cos th, sin th, 0) and directors
 Q(th) F_eq (init.c `read_vehicles()`; th = ORIENTATION), driver-table knots (steering in
-rad, as build.table_arrays stores them) and the scenario's contact parameters.
+rad, as build.table_arrays stores them), per-wheel brake and throttle knots (the built
+WheelTables; a brake fraction only within [0, 1], lock not at all: fit/spec.py) and the
+scenario's contact parameters.
 
 The states at the observation times are captured inside the run by
 fit.observe.ObservationTracker (cubic Hermite interpolation across the step that crosses
@@ -26,6 +28,7 @@ z, where every z is allowed and the scales of the unknowns are comparable.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import jax
@@ -36,6 +39,7 @@ from jaxmedusa.analysis.rest import RestTracker
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.pytree import replace
 from jaxmedusa.core.safe_math import heading, safe_hypot
+from jaxmedusa.core.scenario import WHEEL_TABLES, DriverTable, Scenario
 from jaxmedusa.core.status import Status
 from jaxmedusa.analysis.damage import first_collision_metrics
 from jaxmedusa.fit.spec import CRUSH_QUANTITIES, FitSpec
@@ -52,6 +56,18 @@ __all__ = ["FitProblem", "FAILED_RESIDUAL", "wrap_degrees"]
 FAILED_RESIDUAL = 1e6
 
 
+def _with_wheel_tables(base: Scenario, unknowns) -> Scenario:
+    """The base scenario, with a brake table of 0 on the first vehicle when an unknown sets a
+    per-wheel table and no vehicle has one: the build then holds the tables as arrays
+    (build.batch_wheel_tables compiles them out otherwise); a table of 0 changes no force."""
+    if not any(u.target.kind == "wheel" for u in unknowns):
+        return base
+    if any(getattr(v, n) is not None for v in base.vehicles for n in WHEEL_TABLES):
+        return base
+    first = dataclasses.replace(base.vehicles[0], brake=DriverTable())
+    return dataclasses.replace(base, vehicles=[first, *base.vehicles[1:]])
+
+
 def wrap_degrees(d):
     """Angle differences [deg] wrapped to (-180, 180]: a heading of 359.9 deg observed as
     -0.1 deg is a residual of 0. Smooth everywhere except at +-180 deg itself."""
@@ -65,14 +81,19 @@ class FitProblem:
     def __init__(self, spec: FitSpec):
         self.spec = spec
         s = spec.settings
-        self.batch, self.state0 = build_batch([spec.base], dt=s.dt, contact=spec.contact, tire=spec.tire or None)
-        veh = spec.base.vehicles
+        base = _with_wheel_tables(spec.base, spec.unknowns)
+        self.batch, self.state0 = build_batch([base], dt=s.dt, contact=spec.contact, tire=spec.tire or None)
+        veh = base.vehicles
         self._ic = {
             "x": np.array([v.x for v in veh], float), "y": np.array([v.y for v in veh], float),
             "speed": np.array([v.speed for v in veh], float),
             "orientation": np.array([v.orientation for v in veh], float),  # [deg]
         }
         self._knots = {name: [len(getattr(v, name).times) for v in veh] for name in ("steering", "tire_speed")}
+        # per-wheel tables (brake, throttle): an absent table is one knot of 0 (build.wheel_table_arrays)
+        self._knots.update({name: [len(getattr(v, name).times) if getattr(v, name) is not None else 1 for v in veh]
+                            for name in WHEEL_TABLES})
+        self._wheels = [2 * base.models[v.model].n_axles for v in veh]  # real wheels per vehicle (FL, FR, RL, RR, ..)
         u = spec.unknowns
         self.lower = np.array([x.lower for x in u])
         self.upper = np.array([x.upper for x in u])
@@ -128,6 +149,8 @@ class FitProblem:
         touched_ic = False
         driver = {f: getattr(batch.driver, f) for f in ("steer_times", "steer_values", "speed_times", "speed_values")}
         contact = {}
+        wheels = None if batch.driver.wheels is None else {
+            f: getattr(batch.driver.wheels, f) for n in WHEEL_TABLES for f in (f"{n}_times", f"{n}_values")}
         for i, u in enumerate(self.spec.unknowns):
             t, xi = u.target, x[i]
             if t.kind == "vehicle":
@@ -147,16 +170,40 @@ class FitProblem:
                         # the padding repeats the last knot: setting the last knot sets the padding
                         arr = arr.at[0, k, j:].set(value) if j == last else arr.at[0, k, j].set(value)
                 driver[f"{prefix}_{part}"] = arr
+            elif t.kind == "wheel":  # brake [-] or throttle [N] knots, arrays [1, V, Kw(, W)]
+                self._set_wheel_knots(wheels, t, xi)
             elif t.kind == "contact":
                 contact[t.name] = jnp.reshape(xi, (1,))
             else:  # spec.py admits only the kinds above
                 raise ValueError(f"unknown {u.name}: path {u.path} cannot be fitted")
+        if wheels is not None:
+            driver["wheels"] = replace(batch.driver.wheels, **wheels)
         batch = replace(batch, driver=replace(batch.driver, **driver))
         if contact:
             batch = replace(batch, contact=replace(batch.contact, **contact))
         if touched_ic:
             state = self._initial_conditions(batch, state, ic)
         return batch, state
+
+    def _set_wheel_knots(self, wheels, t, xi):
+        """Set a per-wheel table's knot(s) in `wheels` ({field: array [1, V, Kw(, W)]}) to xi, as
+        study/perturb.py sets the scenario's table: part "all" every knot of every real wheel,
+        "values" knot K of every wheel or of wheel W (t.index (K,) or (K, W)), "times" knot K's
+        time. The padding repeats the last knot, so setting the last knot sets the padding."""
+        for k in t.items:
+            last, nw = self._knots[t.name][k] - 1, self._wheels[k]
+            if t.part == "times":
+                arr, j = wheels[f"{t.name}_times"], t.index[0]
+                wheels[f"{t.name}_times"] = arr.at[0, k, j:].set(xi) if j == last else arr.at[0, k, j].set(xi)
+                continue
+            arr = wheels[f"{t.name}_values"]
+            cols = slice(0, nw) if len(t.index) < 2 else t.index[1]  # wheels beyond nw are padding (0)
+            if t.part == "all":
+                arr = arr.at[0, k, :, cols].set(xi)
+            else:
+                j = t.index[0]
+                arr = arr.at[0, k, j:, cols].set(xi) if j == last else arr.at[0, k, j, cols].set(xi)
+            wheels[f"{t.name}_values"] = arr
 
     def _initial_conditions(self, batch, state, ic):
         """r, F, v of t = 0 from X, Y, SPEED, ORIENTATION [deg] (init.c read_vehicles())."""

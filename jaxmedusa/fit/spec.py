@@ -49,6 +49,8 @@ residuals are differentiable in them; numbering 1-based, `*` = all):
     vehicles.N.{x, y, speed, heading}                 initial conditions [m, m/s, deg]
     vehicles.N.{steering_deg, tire_speed}             a whole driver table (every value)
     vehicles.N.{steering_deg, tire_speed}.{values, times}.K   one knot
+    vehicles.N.{brake, throttle}[.values.K[.W] | .times.K]   per-wheel tables (brake: bounds
+                                                      within [0, 1]; lock is not fittable)
     contact.{p1, p2, stiffness, damping, eps1, eps2}
 Model, tire and road paths are built outside JAX (core.params.vehicle_params); they are
 rejected with exit code 2. Validation reuses the study's: the base scenario, settings and
@@ -83,7 +85,7 @@ _TOP_KEYS = ("name", "description", "scenario", "simulation", "contact", "tire",
 _UNKNOWN_KEYS = ("path", "initial", "bounds", "spread")
 _OBS_KEYS = ("vehicle", "time", "sigma") + QUANTITIES + CRUSH_QUANTITIES
 _FIT_KEYS = ("starts", "max_iterations", "seed", "rtol", "atol")
-_FITTABLE = ("vehicle", "driver", "contact")  # Target kinds the simulation holds as arrays
+_FITTABLE = ("vehicle", "driver", "wheel", "contact")  # Target kinds the simulation holds as arrays
 
 
 @dataclass(frozen=True)
@@ -183,7 +185,9 @@ def fit_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<fit>",
         if target.kind not in _FITTABLE:
             err.fail(f"unknowns.{p.name}.path", f"'{target.path}' cannot be fitted: model, tire and road "
                      "parameters are built outside JAX; fittable: vehicles.N.{x, y, speed, heading}, "
-                     "vehicles.N.{steering_deg, tire_speed}[.values.K | .times.K], contact.<field>")
+                     "vehicles.N.{steering_deg, tire_speed}[.values.K | .times.K], "
+                     "vehicles.N.{brake, throttle}[.values.K[.W] | .times.K], contact.<field>")
+        _check_wheel_unknown(p.name, target, t, err)
         init = t["initial"]
         spread = t.get("spread", max(0.1 * abs(init), 1.0))
         unknowns.append(Unknown(name=p.name, path=target.path, target=target, initial=init,
@@ -193,6 +197,25 @@ def fit_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<fit>",
     return FitSpec(name=study.name, base=study.base, settings=study.settings, unknowns=unknowns,
                    observations=observations, options=options, tire=study.tire, contact=study.contact,
                    description=study.description, source=source)
+
+
+def _check_wheel_unknown(name: str, target: Target, t: dict, err: InputErrors) -> None:
+    """A per-wheel table as an unknown: throttle [N] and brake values and knot times are
+    continuous (a knot time only in a linear table: a step table switches at a whole step);
+    lock is 0 or 1 (not continuous), and a brake fraction above 1 locks the wheel
+    (the force drops from mu_peak Fz to mu_slide Fz: a jump, docs/vehicles-and-scenes.md), so
+    a brake value's bounds must lie within [0, 1]."""
+    where = f"unknowns.{name}.path"
+    if target.kind != "wheel":
+        return
+    if target.name == "lock":
+        err.fail(where, f"'{target.path}': lock is 0 or 1, not a continuous unknown (and its time, in a "
+                 "table of steps, switches at a whole step: no derivative); fit a brake fraction (vehicles.N.brake...)")
+    if target.name == "brake" and target.part != "times":
+        b = t.get("bounds")
+        if b is None or not (0.0 <= b[0] and b[1] <= 1.0):
+            err.fail(f"unknowns.{name}.bounds", f"a brake fraction needs bounds within [0, 1], got {b!r}: above 1 "
+                     "the wheel locks and the force jumps from mu_peak Fz to mu_slide Fz (no derivative)")
 
 
 def _unknown_tables(t, err: InputErrors) -> dict[str, dict]:
