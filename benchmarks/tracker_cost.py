@@ -8,7 +8,7 @@ contact events, the crash pulse, and all three (what `jaxmedusa run` carries). E
 the best of `--reps` compiled calls, wall and CPU seconds of this process (CPU above wall
 means XLA ran the loop body's operations on two threads), and vehicle-steps/s.
 
-Before session 6 the pulse cost more than its arithmetic (2.5 s against 0.9 s without
+Before 2026-11-24 (the time loop compiled whole) the pulse cost more than its arithmetic (2.5 s against 0.9 s without
 trackers): XLA's CPU runtime dispatched the loop body's operations one by one, on its thread
 pool as soon as one buffer exceeded 512 bytes (the pulse record: 2501 ticks x V x 3
 float64), and `--pulse-window 0.0005` (6 ticks, 288 bytes) showed it. Now that XLA compiles

@@ -3,6 +3,7 @@
     python examples/sensitivity_figures.py sobol results/offset_sobol-sobol/sensitivity.parquet
     python examples/sensitivity_figures.py fd          # derivative vs finite differences, both laws
     python examples/sensitivity_figures.py sobol PATH --out DIR   # the figure into DIR instead
+    python examples/sensitivity_figures.py fd --out DIR           # likewise
 
 "sobol": bars of S1 and ST with their 95 % intervals, one panel per output.
 "fd": d(vehicle 2's final speed)/d(lateral offset) of a short offset collision (vehicle 2
@@ -95,14 +96,24 @@ def _derivatives(law: str, control: str, ys, dampings=(None,)):
     return tan[..., 0], fd
 
 
-def fd_figure():
-    ys = np.array([0.25, 0.4, 0.55, 0.7, 0.85, 1.0])
-    panels = []
+YS = (0.25, 0.4, 0.55, 0.7, 0.85, 1.0)  # [m], the figure's offsets
+
+
+def fd_panels(ys=YS) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """The figure's three panels: (title, forward mode [n_y], central differences [n_y, len(HS)])."""
+    ys = np.asarray(ys, float)
     ad, fd = _derivatives("physical", "constant", ys, dampings=(None, 0.0))
-    panels += [("physical law (dashpot 1e4 N s/m), fixed dt", ad[0], fd[0]),
-               ("physical law without dashpot, fixed dt", ad[1], fd[1])]
+    panels = [("physical law (dashpot 1e4 N s/m), fixed dt", ad[0], fd[0]),
+              ("physical law without dashpot, fixed dt", ad[1], fd[1])]
     ad, fd = _derivatives("medusa", "medusa", ys)
     panels.append(("MEDUSA law and step control", ad[0], fd[0]))
+    return panels
+
+
+def fd_figure(ys=YS, folder: Path = FIG) -> tuple[Path, list]:
+    """folder/derivatives_fd.png of fd_panels(ys), and the panels; prints one line per point."""
+    ys = np.asarray(ys, float)
+    panels = fd_panels(ys)
     fig, axes = plt.subplots(1, 3, figsize=(10, 2.9), sharey=True)
     for ax, (title, a, f) in zip(axes, panels):
         ax.plot(ys, a, "ko-", label="forward mode")
@@ -116,12 +127,15 @@ def fd_figure():
     axes[0].set_ylabel("d(v2 final speed)/dy [(m/s)/m]", fontsize=8)
     axes[-1].legend(fontsize=6)
     fig.tight_layout()
-    FIG.mkdir(parents=True, exist_ok=True)
-    fig.savefig(FIG / "derivatives_fd.png", dpi=80)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    fig.savefig(folder / "derivatives_fd.png", dpi=80)
+    plt.close(fig)
+    return folder / "derivatives_fd.png", panels
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "sobol":
         sobol_bars(sys.argv[2], *(sys.argv[4:5] if sys.argv[3:4] == ["--out"] else []))
     else:
-        fd_figure()
+        fd_figure(folder=sys.argv[3] if sys.argv[2:3] == ["--out"] else FIG)

@@ -22,7 +22,7 @@ import numpy as np
 from jaxmedusa.core.params import (CONTACT_DEFAULTS, BarrierParams, Batch, ContactParams, DriverParams, WheelTables,
                                    ZoneParams, contact_params)
 from jaxmedusa.contact.joints import joint_gains, joint_params
-from jaxmedusa.core.hitches import hitch_problems, placed_poses, towed_pairs
+from jaxmedusa.core.hitches import hitch_problems, placed_poses, stop_row, towed_pairs
 from jaxmedusa.core.scenario import BARRIER_KINDS, WHEEL_TABLES, BarrierSpec, DriverTable, Scenario, ZoneSpec
 from jaxmedusa.core.state import (CONTACT_WARM_SIZE, BarrierState, PairState, ScenarioClock, SimState, VehicleState,
                                   pair_indices)
@@ -405,7 +405,7 @@ def batch_joints(scenarios, vp_list, vp_idx, n_v: int, dt: float):
             pa, pb = vp_list[vp_idx[i, a]], vp_list[vp_idx[i, b]]
             Xa, Xb = sc.vehicles[b].hitch, sc.vehicles[b].kingpin
             k, c = joint_gains(pa.mass, pa.my, Xa, pb.mass, pb.my, Xb, dt)
-            rows.append((a, b, Xa, Xb, k, c))
+            rows.append((a, b, Xa, Xb, k, c, stop_row(sc.vehicles[b], pa.my, pb.my, dt)))  # pitch, roll stops
         trees.append(joint_params(rows, n_j, pairs))
     stacked = jax.tree.map(lambda *xs: np.stack(xs), *trees)
     return jax.tree.map(lambda x: jnp.asarray(x) if x.dtype != np.float64 else jnp.asarray(x, jnp.float64), stacked)

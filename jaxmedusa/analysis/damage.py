@@ -64,7 +64,8 @@ _NO_DAMAGE = 1e-6  # [m] residual crush below which a station counts as undamage
 class DamageState(NamedTuple):
     """Per vehicle (leaves [V, ...]; [B, V, ...] batched).
 
-    bins (V, SLOTS, 4, N_BINS) [m]: residual crush at the stations of each face per collision;
+    bins (V, SLOTS, 4, N_BINS) [m] (1 slot with DamageTracker.first_only): residual crush at
+    the stations of each face per collision;
     normal (V, SLOTS, 3): force-weighted sum of the vehicle's outward contact normal (own
     frame) [N]; dv_world, dv_body (V, SLOTS, 3) [m/s]: delta-V of each collision (world; own
     frame accumulated step by step as outcomes' delta_v_body); collisions int32: collisions so
@@ -99,14 +100,24 @@ def station_centres(axes):
 
 @dataclass(frozen=True)
 class DamageTracker:
-    """Per-collision damage of every vehicle (module docstring); a solver tracker."""
+    """Per-collision damage of every vehicle (module docstring); a solver tracker.
+
+    first_only: keep the first collision alone (one slot; later collisions are counted but
+    leave no trace), for outputs that ask for nothing else (the study metrics,
+    `first_collision_metrics`): its slot is bit for bit the first of the SLOTS-slot
+    tracker, at a third of the in-run state, which every step updates."""
 
     episode_gap: float = EPISODE_GAP
+    first_only: bool = False
+
+    @property
+    def slots(self) -> int:
+        return 1 if self.first_only else SLOTS
 
     def init(self, batch_item, state) -> DamageState:
         n = state.vehicles.r.shape[0]
-        z = jnp.zeros((n, SLOTS, 3))
-        return DamageState(bins=jnp.zeros((n, SLOTS, 4, N_BINS)), normal=z, dv_world=z, dv_body=z,
+        z = jnp.zeros((n, self.slots, 3))
+        return DamageState(bins=jnp.zeros((n, self.slots, 4, N_BINS)), normal=z, dv_world=z, dv_body=z,
                            collisions=jnp.zeros((n,), jnp.int32), last_contact=jnp.full((n,), -1.0))
 
     def update(self, m: DamageState, batch_item, state, info) -> DamageState:
@@ -120,8 +131,9 @@ class DamageTracker:
         dt = jnp.where(info.accepted, info.dt, 0.0)
         resumed = (m.last_contact >= 0.0) & (t - m.last_contact <= self.episode_gap)
         collisions = m.collisions + (hit & ~resumed).astype(jnp.int32)
-        slot = jnp.clip(collisions - 1, 0, SLOTS - 1)
-        in_slot = hit[:, None] & (jnp.arange(SLOTS)[None, :] == slot[:, None])  # (V, SLOTS)
+        # the collision's slot; with first_only a later collision's index (1) matches no slot
+        slot = collisions - 1 if self.first_only else jnp.clip(collisions - 1, 0, SLOTS - 1)
+        in_slot = hit[:, None] & (jnp.arange(self.slots)[None, :] == slot[:, None])  # (V, slots)
 
         # stations inside the engaged interval take the contact's residual crush
         face = face_of(cr.normal)  # (V,)
@@ -142,7 +154,7 @@ class DamageTracker:
         dv_b = jnp.einsum("vj,vji->vi", dv, dirs)
         started = m.collisions > 0
         into = jnp.where(hit | started, slot, -1)  # delta-V between contacts goes to the current collision
-        sel = (jnp.arange(SLOTS)[None, :] == into[:, None]) & ok[:, None]
+        sel = (jnp.arange(self.slots)[None, :] == into[:, None]) & ok[:, None]
         return DamageState(bins=bins, normal=normal,
                            dv_world=m.dv_world + jnp.where(sel[..., None], dv[:, None, :], 0.0),
                            dv_body=m.dv_body + jnp.where(sel[..., None], dv_b[:, None, :], 0.0),

@@ -162,8 +162,8 @@ class OutcomeState(NamedTuple):
     v_end: jnp.ndarray  # (V, 3) [m/s] after the last contact step
     partner: jnp.ndarray  # int32 partner of the first contact (BARRIER, NO_PARTNER or a vehicle)
     counts: Counts  # per scenario: step and contact counts (analysis/step_counts.py)
-    damage: DamageState  # per collision: crush profiles, normals, delta-V (analysis/damage.py)
-    rest: RestState  # rest, distance and skid marks (analysis/rest.py)
+    damage: DamageState | None  # per collision: crush profiles, normals, delta-V (analysis/damage.py); None: off
+    rest: RestState | None  # rest, distance and skid marks (analysis/rest.py); None: off
     articulation: jnp.ndarray | float = 0.0  # [rad] >= 0, largest |articulation| (contact/articulation.py)
     sway: SwayPeaks | None = None  # the sway decay rate's peaks (analysis/sway.py); None: no hitch in the batch
 
@@ -249,12 +249,29 @@ class Outcomes:
     sway_start [s]: the sway decay rate fits the articulation's peaks after this time.
     episode_gap [s]: contact that resumes within this time of the last contact continues
     the same episode.
+    damage, rest: whether the damage group's tracker (analysis/damage.py) and the rest
+    group's (analysis/rest.py: distance, skid marks, and the solver's rest clock,
+    `reads_rest_clock`) run. Off, their state is None, they cost nothing in the loop and
+    their metrics are absent from `summarize` (a study turns off the groups it does not
+    ask for: study.spec.Study.tracker); every other metric is unchanged, bit for bit.
     """
 
     lane_width: float = LANE_WIDTH
     spin_threshold_deg: float = 90.0
     episode_gap: float = EPISODE_GAP
     sway_start: float = SWAY_START
+    damage: bool = True
+    rest: bool = True
+
+    def damage_tracker(self) -> DamageTracker:
+        """The damage group's in-run tracker: the first collision only (its metrics are all
+        of the first collision), a third of the state of all collision slots."""
+        return DamageTracker(self.episode_gap, first_only=True)
+
+    @property
+    def reads_rest_clock(self) -> bool:
+        """Whether the metrics read ScenarioClock.still_since (solver/trackers.py)."""
+        return self.rest
 
     def init(self, batch_item, state) -> OutcomeState:
         """Accumulators for one scenario at t = 0."""
@@ -270,11 +287,11 @@ class Outcomes:
             crush=z, residual=z, pulse=z, peak_decel=z, absorbed=z, load=z, v_start=jnp.zeros((n, 3), vs.r.dtype),
             v_end=jnp.zeros((n, 3), vs.r.dtype), partner=jnp.full((n,), NO_PARTNER, jnp.int32),
             counts=StepCounts(self.episode_gap).init(batch_item, state),
-            damage=DamageTracker(self.episode_gap).init(batch_item, state),
+            damage=self.damage_tracker().init(batch_item, state) if self.damage else None,
             articulation=jnp.abs(articulation(getattr(batch_item, "joints", None), vs.F)),
             sway=None if getattr(batch_item, "joints", None) is None else
             peaks_init(state.clock.t, articulation(batch_item.joints, vs.F)),
-            rest=RestTracker().init(batch_item, state),
+            rest=RestTracker().init(batch_item, state) if self.rest else None,
         )
 
     def update(self, m: OutcomeState, batch_item, state, info) -> OutcomeState:
@@ -327,10 +344,10 @@ class Outcomes:
             heading=h, turned=turned, max_turn=jnp.maximum(m.max_turn, jnp.abs(turned)),
             lateral0=m.lateral0, max_lateral=jnp.maximum(m.max_lateral, lat), energy0=m.energy0,
             counts=StepCounts(self.episode_gap).update(m.counts, batch_item, state, info),
-            damage=DamageTracker(self.episode_gap).update(m.damage, batch_item, state, info),
+            damage=self.damage_tracker().update(m.damage, batch_item, state, info) if self.damage else None,
             articulation=jnp.maximum(m.articulation, jnp.abs(art)),
             sway=None if m.sway is None else peaks_update(m.sway, t, art, self.sway_start, acc),
-            rest=RestTracker().update(m.rest, batch_item, state, info),
+            rest=RestTracker().update(m.rest, batch_item, state, info) if self.rest else None,
         )
 
     def summarize(self, m: OutcomeState, batch_item, state) -> dict:
@@ -356,10 +373,10 @@ class Outcomes:
             "rejected_steps": m.counts.rejected_steps, "contact_steps": m.counts.contact_steps,
             "contact_runs": m.counts.contact_runs, "episodes": m.counts.episodes,
             **_crash_metrics(m, batch_item),
-            **first_collision_metrics(m.damage, batch_item.vehicle),
+            **(first_collision_metrics(m.damage, batch_item.vehicle) if self.damage else {}),
             "max_articulation": m.articulation * _RAD, "jackknife": m.articulation * _RAD > JACKKNIFE_DEG,
             **_sway_metrics(m.sway, vs.r.shape[0], vs.r.dtype),
-            **RestTracker().summarize(m.rest, batch_item, state),
+            **(RestTracker().summarize(m.rest, batch_item, state) if self.rest else {}),
         }
         return out
 

@@ -14,21 +14,24 @@ masses and the step (`joint_gains`, docs/trailers.md): the separation's own freq
 OMEGA_DT / dt and its damping ratio ZETA, which the semi-implicit step of eq. (1.52) keeps
 stable (Omega^2 + 4 zeta Omega < 4).
 
-The joint is free in every rotation (yaw, pitch, roll: a ball or a fifth wheel without its
-roll stiffness); its limits are not modelled.
+The joint is free in yaw (the articulation); relative pitch and roll are free within the
+hitch's limits, beyond which the stops of contact/joint_limits.py act as a rotational penalty
+couple (a fifth wheel's roll limit 0: roll locked, the stop carries the roll moment).
 """
 from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmedusa.contact.joint_limits import couple_dW, stop_couple
 from jaxmedusa.contact.types import ContactTerms
 from jaxmedusa.core.pytree import pytree_dataclass
 
 __all__ = ["JointParams", "joint_gains", "joint_terms", "joint_forces", "anchor_separation", "OMEGA_DT", "ZETA",
-           "joint_params"]
+           "joint_params", "stop_couples"]
 
 # The separation's natural frequency times the step, omega dt, and its damping ratio: the
 # step of eq. (1.52) is stable for Omega^2 + 4 zeta Omega < 4 (docs/trailers.md); with
@@ -46,7 +49,9 @@ class JointParams:
     the anchor's material coordinates in each body (hitch, kingpin) [m]; stiffness (J,)
     [N/m]; damping (J,) [N s/m]; valid (J,) bool (False: a padding joint, no force);
     excluded (P,) bool: pairs (core.state.pair_indices order) joined by a hitch, left out
-    of contact (docs/trailers.md, "Contact")."""
+    of contact (docs/trailers.md, "Contact"). The stops (contact/joint_limits.py): fifth_wheel
+    (J,) bool (the decomposition of the relative rotation), limit (J, 2) pitch and roll limits
+    [rad], stop_stiffness (J,) [N m/rad], stop_damping (J,) [N m s/rad] (0: no stop)."""
 
     body_a: jnp.ndarray
     body_b: jnp.ndarray
@@ -56,6 +61,10 @@ class JointParams:
     damping: jnp.ndarray
     valid: jnp.ndarray
     excluded: jnp.ndarray
+    fifth_wheel: jnp.ndarray
+    limit: jnp.ndarray
+    stop_stiffness: jnp.ndarray
+    stop_damping: jnp.ndarray
 
 
 def point_compliance(mass: float, my, X) -> float:
@@ -75,18 +84,25 @@ def joint_gains(mass_a, my_a, Xa, mass_b, my_b, Xb, dt: float) -> tuple[float, f
     return omega * omega / w, 2.0 * ZETA * omega / w
 
 
-def joint_params(joints: list[tuple[int, int, tuple, tuple, float, float]], n_joints: int, n_pairs_of) -> JointParams:
-    """JointParams (numpy leaves) of one scenario from [(a, b, Xa, Xb, k, c)], padded to
-    n_joints; n_pairs_of: (a_idx, b_idx) arrays of core.state.pair_indices."""
+def joint_params(joints: list[tuple], n_joints: int, n_pairs_of) -> JointParams:
+    """JointParams (numpy leaves) of one scenario from [(a, b, Xa, Xb, k, c[, stop])], padded to
+    n_joints; stop = (fifth_wheel, (pitch, roll) limits [rad], k_stop, c_stop) (absent: no
+    stops); n_pairs_of: (a_idx, b_idx) arrays of core.state.pair_indices."""
     pa, pb = n_pairs_of
     out = dict(body_a=np.zeros(n_joints, np.int32), body_b=np.zeros(n_joints, np.int32),
                Xa=np.zeros((n_joints, 3)), Xb=np.zeros((n_joints, 3)), stiffness=np.zeros(n_joints),
-               damping=np.zeros(n_joints), valid=np.zeros(n_joints, bool), excluded=np.zeros(len(pa), bool))
-    for i, (a, b, Xa, Xb, k, c) in enumerate(joints):
+               damping=np.zeros(n_joints), valid=np.zeros(n_joints, bool), excluded=np.zeros(len(pa), bool),
+               fifth_wheel=np.zeros(n_joints, bool), limit=np.full((n_joints, 2), np.pi / 4),
+               stop_stiffness=np.zeros(n_joints), stop_damping=np.zeros(n_joints))
+    for i, (a, b, Xa, Xb, k, c, *stop) in enumerate(joints):
         out["body_a"][i], out["body_b"][i] = a, b
         out["Xa"][i], out["Xb"][i] = Xa, Xb
         out["stiffness"][i], out["damping"][i], out["valid"][i] = k, c, True
         out["excluded"] |= ((pa == min(a, b)) & (pb == max(a, b)))
+        if stop:
+            fifth, limit, ks, cs = stop[0]
+            out["fifth_wheel"][i], out["limit"][i] = fifth, limit
+            out["stop_stiffness"][i], out["stop_damping"][i] = ks, cs
     return JointParams(**out)
 
 
@@ -109,11 +125,21 @@ def joint_forces(joints: JointParams, r, F, v, W):
     return jnp.where(joints.valid[:, None], f, 0.0)
 
 
+def stop_couples(joints: JointParams, F, W):
+    """(J, 3) couple of each joint's pitch and roll stops on its body b [N m] (-that on body a;
+    0 inside the limits and for padding joints); F, W (V, 3, 3) (contact/joint_limits.py)."""
+    a, b = joints.body_a, joints.body_b
+    M, _ = jax.vmap(stop_couple)(F[a], F[b], W[a], W[b], joints.fifth_wheel, joints.limit,
+                                 joints.stop_stiffness[:, None], joints.stop_damping[:, None])
+    return jnp.where(joints.valid[:, None], M, 0.0)
+
+
 def joint_terms(joints: JointParams, vehicle, r, F, v, W) -> tuple[ContactTerms, jnp.ndarray]:
     """(ContactTerms with leaves [V, ...], force (J, 3) on body b [N]) of one scenario's joints
     at the predicted positions r, F and the velocities v, W of the step (as the contact
     stage). vehicle: VehicleParams with leaves [V, ...] (mass, my). A force f at material
-    point X: dv = f/m, dW = f (x) X/my (eqs. 1.10, 1.30), summed per body by incidence."""
+    point X: dv = f/m, dW = f (x) X/my (eqs. 1.10, 1.30), summed per body by incidence; a stop's
+    couple M: dW = [I^-1 M]x F (contact/joint_limits.py)."""
     n = r.shape[0]
     f = joint_forces(joints, r, F, v, W)
     a, b = joints.body_a, joints.body_b
@@ -122,6 +148,9 @@ def joint_terms(joints: JointParams, vehicle, r, F, v, W) -> tuple[ContactTerms,
     dv = ia.T @ (-f / vehicle.mass[a][:, None]) + ib.T @ (f / vehicle.mass[b][:, None])
     dWa = -f[:, :, None] * (joints.Xa / vehicle.my[a])[:, None, :]  # (J, 3, 3): column i is -f X^i/my^i
     dWb = f[:, :, None] * (joints.Xb / vehicle.my[b])[:, None, :]
+    M = stop_couples(joints, F, W)
+    dWa = dWa + jax.vmap(couple_dW)(F[a], vehicle.my[a], -M)
+    dWb = dWb + jax.vmap(couple_dW)(F[b], vehicle.my[b], M)
     dW = jnp.einsum("jv,jik->vik", ia, dWa) + jnp.einsum("jv,jik->vik", ib, dWb)
     z3, z33 = jnp.zeros((n, 3), f.dtype), jnp.zeros((n, 3, 3), f.dtype)
     return ContactTerms(z3, z33, dv, dW), f

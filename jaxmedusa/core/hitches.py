@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from jaxmedusa.core.registry import Registry
 
-__all__ = ["VehicleKind", "VEHICLE_KINDS", "hitch_problems", "placed_poses", "towed_pairs"]
+__all__ = ["VehicleKind", "VEHICLE_KINDS", "HitchType", "HITCH_TYPES", "hitch_limits", "stop_row", "hitch_problems",
+           "placed_poses", "towed_pairs"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,66 @@ VEHICLE_KINDS.register("truck", VehicleKind(towed=False, driven=True))
 VEHICLE_KINDS.register("trailer", VehicleKind(towed=True, driven=False))
 
 
+@dataclass(frozen=True)
+class HitchType:
+    """A coupling: which decomposition of the relative rotation its stops see
+    (contact/joint_limits.py) and its default pitch and roll limits [deg]."""
+
+    fifth_wheel: bool
+    pitch_limit_deg: float
+    roll_limit_deg: float
+
+
+HITCH_TYPES: Registry[HitchType] = Registry("hitch type")
+# A ball: UN ECE Regulation No. 55 asks a coupling head on its ball for free rotation of at
+# least +-20 deg vertical and +-25 deg about the drawbar's axis; taken as the stops
+# (representative: a real head's stop lies at or somewhat beyond the regulation's minimum).
+HITCH_TYPES.register("ball", HitchType(fifth_wheel=False, pitch_limit_deg=20.0, roll_limit_deg=25.0))
+# A fifth wheel: the plate pitches on its trunnions (+-15 deg, a typical range; R55's proposed
+# minimum is +-7 deg) and is locked in roll (roll limit 0: the stop carries the trailer's roll
+# moment into the tractor, as a semi-oscillating fifth wheel does; docs/trailers.md).
+HITCH_TYPES.register("fifth_wheel", HitchType(fifth_wheel=True, pitch_limit_deg=15.0, roll_limit_deg=0.0))
+
+# The validated ranges [deg]: pitch stays clear of the decomposition's +-90 deg singularity.
+PITCH_LIMIT_RANGE = (0.0, 80.0)  # open below (a pitch-locked hitch would fight the suspension's pitch)
+ROLL_LIMIT_RANGE = (0.0, 90.0)  # closed below: 0 locks roll
+
+
+def hitch_limits(v) -> tuple[bool, float, float]:
+    """(fifth_wheel, pitch limit [rad], roll limit [rad]) of a towed VehicleSpec: its own limits
+    or its hitch type's defaults."""
+    ht = HITCH_TYPES.resolve(v.hitch_type, where="hitch_type")
+    pitch = ht.pitch_limit_deg if v.pitch_limit_deg is None else v.pitch_limit_deg
+    roll = ht.roll_limit_deg if v.roll_limit_deg is None else v.roll_limit_deg
+    return ht.fifth_wheel, math.radians(pitch), math.radians(roll)
+
+
+def stop_row(v, my_a, my_b, dt: float):
+    """(fifth_wheel, (pitch, roll) limits [rad], k [N m/rad], c [N m s/rad]) of a hitch's stops
+    (contact.joints.joint_params), gains from contact.joint_limits.stop_gains."""
+    from jaxmedusa.contact.joint_limits import stop_gains
+    fifth, pitch, roll = hitch_limits(v)
+    return (fifth, (pitch, roll), *stop_gains(my_a, my_b, dt))
+
+
+def _limit_problems(v, where: str) -> list[tuple[str, str]]:
+    if v.hitch_type not in HITCH_TYPES:
+        return [(f"{where}.hitch_type", f"unknown hitch type {v.hitch_type!r}; valid: "
+                 f"{', '.join(HITCH_TYPES.names())}")]
+    out = []
+    for key, (lo, hi), open_lo in (("pitch_limit_deg", PITCH_LIMIT_RANGE, True),
+                                   ("roll_limit_deg", ROLL_LIMIT_RANGE, False)):
+        x = getattr(v, key)
+        if x is None:
+            continue
+        ok = isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and \
+            (lo < x if open_lo else lo <= x) and x <= hi
+        if not ok:
+            out.append((f"{where}.{key}", f"an angle {'>' if open_lo else '>='} {lo:g} and <= {hi:g} deg expected, "
+                        f"got {x!r}"))
+    return out
+
+
 def _kind(scenario, j: int) -> VehicleKind:
     model = scenario.models[scenario.vehicles[j].model]
     return VEHICLE_KINDS.resolve(getattr(model, "kind", "car"), where=f"model {scenario.vehicles[j].model + 1}.kind")
@@ -41,7 +102,8 @@ def hitch_problems(scenario) -> list[tuple[str, str]]:
     """[(key, reason)] of an impossible combination, keys as a file names them
     (vehicles[N].towed_by ...): towed_by not another vehicle of the scenario, a cycle of
     couplings, a trailer model without a tow vehicle or a towed vehicle that is not a trailer,
-    a trailer with a steering or tire-speed table, hitch or kingpin not 3 finite numbers."""
+    a trailer with a steering or tire-speed table, hitch or kingpin not 3 finite numbers, an
+    unknown hitch_type, a pitch or roll limit outside its range."""
     out = []
     vs = scenario.vehicles
     n = len(vs)
@@ -71,6 +133,7 @@ def hitch_problems(scenario) -> list[tuple[str, str]]:
             x = getattr(v, key)
             if len(x) != 3 or not all(isinstance(c, (int, float)) and math.isfinite(c) for c in x):
                 out.append((f"{where}.{key}", f"[x, y, z] (3 finite numbers, m) expected, got {x!r}"))
+        out += _limit_problems(v, where)
     if out:
         return out
     for j, v in enumerate(vs):

@@ -124,6 +124,11 @@ class VehicleSpec:
     # and the hitch geometry when the batch is built (core.hitches.placed_poses).
     place_at_hitch: bool = False
     speed_from_tow: bool = False
+    # The coupling's kind ("ball" or "fifth_wheel", core.hitches.HITCH_TYPES) and its relative
+    # pitch and roll limits [deg] (None: the kind's default; contact/joint_limits.py).
+    hitch_type: str = "ball"
+    pitch_limit_deg: float | None = None
+    roll_limit_deg: float | None = None
 
 
 WHEEL_TABLES = ("brake", "lock", "throttle")  # the per-wheel tables of a VehicleSpec

@@ -26,16 +26,25 @@ jaxmedusa keeps its own options. Options the user already gives in XLA_FLAGS win
 JAXMEDUSA_XLA_FLAGS=0 turns this off. The YNNPACK option is set for jaxlib 0.10 only (where
 it was checked): XLA aborts the process on an unknown flag, so a later jaxlib that renamed it
 must be checked first (tests/core/test_xla_flags.py fails until then).
+
+Both cores: a compiled loop runs on one thread, so one process uses one core.
+JAXMEDUSA_CPU_DEVICES=N (N >= 2) adds `--xla_force_host_platform_device_count=N`: the
+process then has N CPU devices, and the study runner shards each chunk's batch axis over
+them (study/runner.py). Off by default: it changes the device count of everything the
+process runs, and a split chunk's outcomes are not those of one device to the bit (within
+about 1e-5 relative after a collision; benchmarks/two_cores.py measures both).
 """
 from __future__ import annotations
 
 import os
 from importlib.metadata import PackageNotFoundError, version
 
-__all__ = ["apply", "SMALL_LOOP_BYTES", "OFF_VARIABLE"]
+__all__ = ["apply", "SMALL_LOOP_BYTES", "OFF_VARIABLE", "DEVICES_VARIABLE"]
 
 SMALL_LOOP_BYTES = 1 << 30  # [bytes] per loop iteration: every loop jaxmedusa compiles
 OFF_VARIABLE = "JAXMEDUSA_XLA_FLAGS"
+DEVICES_VARIABLE = "JAXMEDUSA_CPU_DEVICES"  # CPU devices of the process (module docstring)
+DEVICES_FLAG = "--xla_force_host_platform_device_count"
 SMALL_LOOP_OPTION = "xla_cpu_small_while_loop_byte_threshold"
 YNN_FLAG = "--xla_cpu_experimental_ynn_fusion_type"
 CHECKED_JAXLIB = (0, 10)  # (major, minor) of the jaxlib whose flags were checked
@@ -60,6 +69,9 @@ def apply(environ=os.environ) -> str:
         added.append(f"--xla_backend_extra_options={SMALL_LOOP_OPTION}={SMALL_LOOP_BYTES}")
     if YNN_FLAG not in flags and _jaxlib_minor() == CHECKED_JAXLIB:
         added.append(f"{YNN_FLAG}=")
+    devices = environ.get(DEVICES_VARIABLE, "").strip()
+    if devices.isdigit() and int(devices) >= 2 and DEVICES_FLAG not in flags:
+        added.append(f"{DEVICES_FLAG}={int(devices)}")
     if added:
         environ["XLA_FLAGS"] = " ".join([flags, *added]).strip()
     return environ.get("XLA_FLAGS", "")

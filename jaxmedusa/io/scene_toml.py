@@ -4,7 +4,7 @@ per-axle tires of a model. `io/scenario_toml.py` reads the rest of a scenario an
 errors name the key and the file (exit code 2 through MedusaInputError)."""
 from __future__ import annotations
 
-from jaxmedusa.core.hitches import VEHICLE_KINDS, hitch_problems
+from jaxmedusa.core.hitches import HITCH_TYPES, VEHICLE_KINDS, hitch_problems
 from jaxmedusa.core.scenario import AxleSpec, DriverTable, ModelSpec, ZoneSpec, axle_problems
 from jaxmedusa.io.validation import InputErrors, is_number
 from jaxmedusa.physics.tire import TIRES
@@ -12,7 +12,8 @@ from jaxmedusa.physics.tire import TIRES
 __all__ = ["wheel_table", "zone", "extra_axles", "tires_by_axle", "check_scene_model", "trailer_keys",
            "check_combination", "TRAILER_KEYS"]
 
-TRAILER_KEYS = ("towed_by", "hitch", "kingpin")  # keys of a towed [[vehicles]] entry (docs/trailers.md)
+# keys of a towed [[vehicles]] entry (docs/trailers.md)
+TRAILER_KEYS = ("towed_by", "hitch", "kingpin", "hitch_type", "pitch_limit_deg", "roll_limit_deg")
 
 _AXLE_KEYS = ("l", "track", "h", "c", "d", "equalised")
 
@@ -123,7 +124,7 @@ def trailer_keys(t: dict, v, where: str, err: InputErrors):
     of a [[vehicles]] table into VehicleSpec v (in place). A towed vehicle without x, y and
     orientation_deg is placed at its hitch; without speed it takes its tow vehicle's."""
     if "towed_by" not in t:
-        for key in ("hitch", "kingpin"):
+        for key in TRAILER_KEYS[1:]:
             if key in t:
                 err.fail(f"{where}.{key}", "only a towed vehicle (towed_by = N) has a hitch and a kingpin")
         return
@@ -142,6 +143,12 @@ def trailer_keys(t: dict, v, where: str, err: InputErrors):
         if len(xs) != 3:
             err.fail(f"{where}.{key}", f"[x, y, z] (3 numbers, m) expected, got {xs!r}")
         setattr(v, key, tuple(err.number(x, f"{where}.{key}") for x in xs))
+    v.hitch_type = t.get("hitch_type", "ball")  # its limits default to the type's (core.hitches.HITCH_TYPES)
+    if v.hitch_type not in HITCH_TYPES:
+        err.fail(f"{where}.hitch_type", f"unknown hitch type {v.hitch_type!r}; valid: {', '.join(HITCH_TYPES.names())}")
+    ht = HITCH_TYPES.resolve(v.hitch_type)
+    for key in ("pitch_limit_deg", "roll_limit_deg"):  # numbers, so that study paths can add to them
+        setattr(v, key, err.number(t[key], f"{where}.{key}") if key in t else getattr(ht, key))
     placed = [k for k in ("x", "y", "orientation_deg") if k in t]
     if placed and len(placed) < 3:
         err.fail(f"{where}.{placed[0]}", "give all of x, y, orientation_deg for a towed vehicle, or none "

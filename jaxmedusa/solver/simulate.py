@@ -51,6 +51,7 @@ from jaxmedusa.physics.vehicle import energy_medusa, energy_total
 from jaxmedusa.solver import end_condition, save_grid
 from jaxmedusa.solver.step import predict, rates_of_vehicles, scenario_step
 from jaxmedusa.solver.step_control import STEP_CONTROLS
+from jaxmedusa.solver.trackers import reads_rest_clock
 
 __all__ = ["simulate", "simulate_fixed", "advance", "cached_advance", "finish", "init_metrics", "cached_init_metrics",
            "Samples", "SimResult", "ADJOINTS"]
@@ -121,18 +122,23 @@ def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
         return n if active is None else jnp.where(active.reshape(active.shape + (1,) * (n.ndim - 1)), n, o)
 
     old, state = state, jax.tree.map(pick, new, state)
-    state = _end_condition(batch, old, state, settings)
+    state = _end_condition(batch, old, state, settings, reads_rest_clock(tracker))
     if tracker is not None:
         updated = batch_map(tracker.update)(metrics, batch, state, info)
         metrics = jax.tree.map(pick, updated, metrics)
     return state, metrics
 
 
-def _end_condition(batch: Batch, before: SimState, after: SimState, settings: Settings) -> SimState:
+def _end_condition(batch: Batch, before: SimState, after: SimState, settings: Settings,
+                   rest_clock: bool = True) -> SimState:
     """The clocks after an attempt: each vehicle's still_since, and NOT_AT_REST where a run
-    ending at rest met end_time first (solver/end_condition.py)."""
+    ending at rest met end_time first (solver/end_condition.py). still_since is kept only
+    where something reads it (static): an end at rest, or `rest_clock` (a tracker that
+    reads it, solver.trackers.reads_rest_clock); otherwise it stays as it was (-1)."""
     control = STEP_CONTROLS.resolve(settings.step_control, where="Settings.step_control")
-    after = jax.vmap(end_condition.update_clock, in_axes=(0, 0, 0, None))(batch, before, after, settings)
+    if rest_clock or end_condition.END_CONDITIONS.resolve(settings.end_condition,
+                                                           where="Settings.end_condition").stops_at_rest:
+        after = jax.vmap(end_condition.update_clock, in_axes=(0, 0, 0, None))(batch, before, after, settings)
     clock = end_condition.flag_limit(after.clock, settings, control.running(after.clock, settings))
     return replace(after, clock=clock)
 

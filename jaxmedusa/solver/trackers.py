@@ -28,7 +28,7 @@ from jaxmedusa.physics.vehicle import energy_total
 from jaxmedusa.solver.step import StepInfo
 
 __all__ = ["Tracker", "StepInfo", "CombinedTracker", "EnergyBalanceTracker", "EnergyBalance", "ENERGY_GAIN_MARGIN",
-           "energy_gained", "with_energy_gain"]
+           "energy_gained", "with_energy_gain", "reads_rest_clock"]
 
 # A run (or a sweep's scenario) whose total energy exceeds E(0) + W_drive (EnergyBalanceTracker)
 # by more than this fraction of E(0) + W_drive gets status energy_gain. Chosen from what the
@@ -47,6 +47,19 @@ class Tracker(Protocol):
     def init(self, batch_item, state) -> Any: ...
 
     def update(self, metrics, batch_item, state, info: StepInfo) -> Any: ...
+
+
+def reads_rest_clock(tracker) -> bool:
+    """Whether `tracker`'s metrics read ScenarioClock.still_since (analysis/rest.py's
+    rest_time), which the loop otherwise need not keep up to date under end_condition "time"
+    (solver/simulate.py). A tracker says so with a `reads_rest_clock` attribute; one without
+    it is taken to read it, and so is no tracker at all (the final state's clock is a result
+    too); a CombinedTracker reads it when one of its parts does."""
+    if tracker is None:
+        return True
+    if isinstance(tracker, CombinedTracker):
+        return any(reads_rest_clock(t) for t in tracker.trackers if t is not None)
+    return bool(getattr(tracker, "reads_rest_clock", True))
 
 
 @dataclass(frozen=True)
@@ -80,6 +93,8 @@ class EnergyBalanceTracker:
     positive only while a tire drives its vehicle) by the rectangle rule over accepted steps.
     `max_gain` is the largest excess E - E(0) - W_drive seen; a caller compares it with a
     margin (ENERGY_GAIN_MARGIN, `with_energy_gain`) after the run and flags the scenario."""
+
+    reads_rest_clock = False  # solver.trackers.reads_rest_clock: it never reads still_since
 
     def _energy(self, batch_item, state):
         vs = state.vehicles

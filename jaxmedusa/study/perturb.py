@@ -163,9 +163,9 @@ def _check_sample(study: Study, sc: Scenario, tire: dict, contact: dict, sample_
             for fld, reason in axle_problems(model)[:1]:  # extra axles: finite, behind each other
                 fail(("model",), lambda t, m=m: m in t.items and t.name == "extra_axles",
                      f"model {m + 1}: {fld}: {reason}")
-    if "hitch" in touched:
+    if touched & {"hitch", "vehicle"}:  # coupling points, and the stops' vehicles.N.{pitch,roll}_limit_deg
         for key, reason in hitch_problems(sc)[:1]:
-            fail(("hitch",), lambda t, key=key: key.endswith(f".{t.name}"), f"{key}: {reason}")
+            fail(("hitch", "vehicle"), lambda t, key=key: key.endswith(f".{t.name}"), f"{key}: {reason}")
     if "wheel" in touched:
         for k, v in enumerate(sc.vehicles):
             for nm in ("brake", "lock", "throttle"):

@@ -20,6 +20,7 @@ from jaxmedusa.analysis.outcomes import VEHICLE_METRICS, Outcomes
 from jaxmedusa.core.params import CONTACT_DEFAULTS, Settings
 from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.io.medusa_files import MedusaInputError
+from jaxmedusa.io.tables import metric_columns
 
 __all__ = ["Study", "Parameter", "Distribution", "Target", "Sampler", "Outputs", "StudyError", "METRIC_GROUPS",
            "FORMAT_VERSION", "check_contact", "ExplicitDesign"]
@@ -193,9 +194,14 @@ class Study:
 
     @property
     def tracker(self) -> Outcomes:
+        """The outcome tracker of the study's metrics: the damage and rest groups' in-run
+        trackers only when one of their metrics is asked for (they cost nothing otherwise)."""
         o = self.outputs
+        columns = set(o.gradients_of)  # a gradient column may name a metric the table leaves out
+        asked = set(o.metrics) | {m for m in VEHICLE_METRICS if columns & set(metric_columns(m, self.n_vehicles))}
+        damage, rest = (bool(asked & set(METRIC_GROUPS[g])) for g in ("damage", "rest"))
         return Outcomes(lane_width=o.lane_width, spin_threshold_deg=o.spin_threshold_deg, episode_gap=o.episode_gap,
-                        sway_start=o.sway_start)
+                        sway_start=o.sway_start, damage=damage, rest=rest)
 
     def spec(self) -> dict:
         """The resolved study as plain JSON-able data (what the fingerprint hashes)."""

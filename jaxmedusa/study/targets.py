@@ -25,6 +25,7 @@ _AXLE_FIELDS = [f.name for f in dataclasses.fields(AxleSpec) if f.name != "equal
 # A towed vehicle's coupling points (docs/trailers.md): vehicles.N.{hitch, kingpin}.{x, y, z | 1, 2, 3} [m]
 _HITCH_POINTS = ("hitch", "kingpin")
 _XYZ = {"x": 0, "y": 1, "z": 2}
+_HITCH_LIMITS = ("pitch_limit_deg", "roll_limit_deg")  # vehicles.N.<limit> [deg] of a towed vehicle
 
 
 def _one_based(text: str, n: int, where: str, what: str, err: InputErrors) -> list[int]:
@@ -52,6 +53,13 @@ def parse_target(path: str, base: Scenario, where: str, err: InputErrors) -> Tar
             return Target(path, "vehicle", ks, _VEHICLE_FIELDS[fld])
         if fld == "model" and len(parts) == 3:
             return Target(path, "vehicle_model", ks, "model")
+        if fld in _HITCH_LIMITS and len(parts) == 3:  # a towed vehicle's stop angle [deg] (contact/joint_limits.py)
+            untowed = [k + 1 for k in ks if base.vehicles[k].towed_by is None]
+            if untowed:
+                err.fail(where, f"{bad}: vehicle {untowed[0]} is not towed (no towed_by), so it has no {fld}")
+            if any(getattr(base.vehicles[k], fld) is None for k in ks):
+                err.fail(where, f"{bad}: give {fld} in the scenario's [[vehicles]] entry to perturb it")
+            return Target(path, "vehicle", ks, fld)
         if fld in _HITCH_POINTS and len(parts) == 4:
             untowed = [k + 1 for k in ks if base.vehicles[k].towed_by is None]
             if untowed:
@@ -83,7 +91,8 @@ def parse_target(path: str, base: Scenario, where: str, err: InputErrors) -> Tar
                 return Target(path, "wheel", ks, fld, "values", index)
         err.fail(where, f"{bad}; vehicle fields: {', '.join(_VEHICLE_FIELDS)}, model, tire_speed, steering_deg "
                  "(whole table, or .values.K / .times.K), brake, lock, throttle (whole table, .values.K[.W] / "
-                 ".times.K), hitch.{x, y, z}, kingpin.{x, y, z} (a towed vehicle)")
+                 ".times.K), hitch.{x, y, z}, kingpin.{x, y, z}, pitch_limit_deg, roll_limit_deg (a towed "
+                 "vehicle)")
     if head == "models":
         if len(parts) < 3:
             err.fail(where, f"{bad}: models.M.<field> expected")

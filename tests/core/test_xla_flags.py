@@ -39,6 +39,16 @@ def test_apply_keeps_the_users_options_and_can_be_switched_off():
     assert off["XLA_FLAGS"] == "--xla_cpu_max_isa=AVX"
 
 
+def test_cpu_devices_only_when_asked_for():
+    flag = "--xla_force_host_platform_device_count"
+    assert flag not in xla_flags.apply({})  # off by default: one device, as JAX's own default
+    assert f"{flag}=2" in xla_flags.apply({xla_flags.DEVICES_VARIABLE: "2"}).split()
+    for value in ("1", "0", "two", ""):  # one device, or not a count: nothing added
+        assert flag not in xla_flags.apply({xla_flags.DEVICES_VARIABLE: value})
+    mine = {xla_flags.DEVICES_VARIABLE: "2", "XLA_FLAGS": f"{flag}=4"}  # the user's own count wins
+    assert xla_flags.apply(mine).count(flag) == 1 and f"{flag}=4" in mine["XLA_FLAGS"]
+
+
 def _entry(hlo: str) -> str:
     """The ENTRY computation of an optimised HLO module's text."""
     return hlo[hlo.index("\nENTRY "):]

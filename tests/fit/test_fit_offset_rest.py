@@ -25,10 +25,9 @@ def test_the_example_reads_rest_observations():
 @pytest.mark.slow
 def test_observations_are_the_rest_positions_at_the_truth():
     """(About a minute.) The file's values are the simulator's rest positions at the truth,
-    rounded to 1 cm. (The derivative of a rest position is tested against central
-    differences on a locked-wheel stop, tests/analysis/test_locked_stop.py; through this
-    collision forward mode and central differences differ by up to 2 %, the same with a
-    fixed end time instead of the rest: the collision's, not the rest's. docs/fit.md.)"""
+    rounded to 1 cm: each within half a centimetre (the rounding) plus 1e-9 m. (Derivatives
+    of a rest position through this collision: tests/fit/test_rest_derivative_collision.py
+    and docs/gradients.md.)"""
     problem = FitProblem(load_fit(FILE))
     pred, ok = jax.jit(problem.predict)(TRUTH)
     assert bool(ok)

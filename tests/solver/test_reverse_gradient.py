@@ -20,8 +20,14 @@ def test_reverse_mode_gradient_of_a_collision_batch_matches_central_differences(
     ex = _example()
     # contact from t ~ 0.017 s (0.05 m gap closed at 3 m/s) to the end at 0.06 s: 300 steps of 2e-4 s
     batch, state, p0, settings = ex.setup(offsets=(0.3, 0.7), gap=0.05, end_time=0.06, dt=2e-4)
-    f = jax.jit(lambda p: ex.loss(p, batch, state, settings))
-    grad = np.asarray(jax.jit(jax.grad(lambda p: ex.loss(p, batch, state, settings)))(p0))
+    # one compiled program for the gradient and the differences' values (value_and_grad: the
+    # loss is its forward pass; a separate jit of the loss alone compiled the loop once more)
+    value_and_grad = jax.jit(jax.value_and_grad(lambda p: ex.loss(p, batch, state, settings)))
+    grad = np.asarray(value_and_grad(p0)[1])
+
+    def f(p):
+        return value_and_grad(p)[0]
+
     assert grad.shape == (2, 2, 12) and np.all(np.isfinite(grad))
     h = 1e-6  # central differences: truncation ~h^2 * f''' and round-off ~1e-16 * f / h ~ 1e-10
     for b, k, i in [(0, 1, 1), (1, 0, 0), (1, 1, 3), (0, 0, 8), (1, 1, 11)]:  # y2, x1, vx2, theta_z1, omega_z2
