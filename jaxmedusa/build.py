@@ -22,7 +22,8 @@ import numpy as np
 from jaxmedusa.core.params import (CONTACT_DEFAULTS, BarrierParams, Batch, ContactParams, DriverParams, WheelTables,
                                    ZoneParams, contact_params)
 from jaxmedusa.contact.joints import joint_gains, joint_params
-from jaxmedusa.core.hitches import hitch_problems, placed_poses, stop_row, towed_pairs
+from jaxmedusa.contact.joint_limits import stop_row
+from jaxmedusa.core.hitches import hitch_problems, placed_poses, towed_pairs
 from jaxmedusa.core.scenario import BARRIER_KINDS, WHEEL_TABLES, BarrierSpec, DriverTable, Scenario, ZoneSpec
 from jaxmedusa.core.state import (CONTACT_WARM_SIZE, BarrierState, PairState, ScenarioClock, SimState, VehicleState,
                                   pair_indices)

@@ -27,8 +27,6 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.optimize import brentq
-from scipy.signal import find_peaks
 
 __all__ = ["CarTrailer", "sway_eigenvalue", "critical_speed", "decay_rate", "SwayPeaks", "peaks_init", "peaks_update",
            "peaks_rate", "SWAY_START", "SWAY_SAMPLE"]
@@ -122,6 +120,8 @@ def sway_eigenvalue(p: CarTrailer, speed: float) -> complex:
 
 def critical_speed(p: CarTrailer, lo: float = 5.0, hi: float = 80.0) -> float:
     """The speed [m/s] where the sway eigenvalue's real part crosses 0 (scipy's brentq)."""
+    from scipy.optimize import brentq  # here: scipy costs every `jaxmedusa run` ~1 s to import
+
     return brentq(lambda u: sway_eigenvalue(p, u).real, lo, hi, xtol=1e-6)
 
 
@@ -129,6 +129,8 @@ def decay_rate(t, signal, t_start: float = 0.0) -> float:
     """Growth rate sigma [1/s] of an oscillation (signal ~ exp(sigma t) cos(w t)) after
     t_start: the slope of log |peak| over the peaks of |signal| (negative: decaying). NaN
     with fewer than three peaks."""
+    from scipy.signal import find_peaks  # here: scipy costs every `jaxmedusa run` ~1 s to import
+
     t, x = np.asarray(t), np.asarray(signal)
     keep = t >= t_start
     t, x = t[keep], np.abs(x[keep] - np.mean(x[keep]))

@@ -38,9 +38,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmedusa.core.hitches import hitch_limits
 from jaxmedusa.core.safe_math import safe_atan2, safe_hypot
 
-__all__ = ["ONSET", "OMEGA_STOP_DT", "ZETA_STOP", "relative_angles", "stop_ramp", "stop_couple", "couple_dW",
+__all__ = ["stop_row", "ONSET", "OMEGA_STOP_DT", "ZETA_STOP", "relative_angles", "stop_ramp", "stop_couple", "couple_dW",
            "stop_gains", "smallest_inertia"]
 
 # The stop's onset: the moment grows as a quadratic ramp over the first 0.2 deg past the limit
@@ -126,3 +127,10 @@ def stop_gains(my_a, my_b, dt: float) -> tuple[float, float]:
     i_eff = 1.0 / (1.0 / smallest_inertia(my_a) + 1.0 / smallest_inertia(my_b))
     omega = OMEGA_STOP_DT / dt
     return omega * omega * i_eff, 2.0 * ZETA_STOP * omega * i_eff
+
+
+def stop_row(v, my_a, my_b, dt: float):
+    """(fifth_wheel, (pitch, roll) limits [rad], k [N m/rad], c [N m s/rad]) of the stops of the
+    hitch of towed VehicleSpec v (contact.joints.joint_params); gains from stop_gains."""
+    fifth, pitch, roll = hitch_limits(v)
+    return (fifth, (pitch, roll), *stop_gains(my_a, my_b, dt))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from jaxmedusa.core.registry import Registry
 
-__all__ = ["VehicleKind", "VEHICLE_KINDS", "HitchType", "HITCH_TYPES", "hitch_limits", "stop_row", "hitch_problems",
+__all__ = ["VehicleKind", "VEHICLE_KINDS", "HitchType", "HITCH_TYPES", "hitch_limits", "hitch_problems",
            "placed_poses", "towed_pairs"]
 
 
@@ -65,14 +65,6 @@ def hitch_limits(v) -> tuple[bool, float, float]:
     pitch = ht.pitch_limit_deg if v.pitch_limit_deg is None else v.pitch_limit_deg
     roll = ht.roll_limit_deg if v.roll_limit_deg is None else v.roll_limit_deg
     return ht.fifth_wheel, math.radians(pitch), math.radians(roll)
-
-
-def stop_row(v, my_a, my_b, dt: float):
-    """(fifth_wheel, (pitch, roll) limits [rad], k [N m/rad], c [N m s/rad]) of a hitch's stops
-    (contact.joints.joint_params), gains from contact.joint_limits.stop_gains."""
-    from jaxmedusa.contact.joint_limits import stop_gains
-    fifth, pitch, roll = hitch_limits(v)
-    return (fifth, (pitch, roll), *stop_gains(my_a, my_b, dt))
 
 
 def _limit_problems(v, where: str) -> list[tuple[str, str]]:
