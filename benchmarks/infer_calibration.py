@@ -30,18 +30,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-FREE = {"scenario": {"path": str(ROOT / "studies" / "medusa" / "straight")},
-        "simulation": {"end_time": 0.02, "dt": 2e-3, "step_control": "constant"},
-        "unknowns": {"v1_speed": {"path": "vehicles.1.speed", "prior": {"normal": [21.0, 1.0]}}},
-        "observations": [{"vehicle": 1, "time": "end", "x": 0.42, "sigma": {"x": 0.02}}],
-        "infer": {"target_accept": 0.9}}
-CONTACT = {"scenario": {"path": "medusa/barrier/scenario.toml"},
-           "simulation": {"end_time": 0.45, "dt": 1e-3, "step_control": "constant", "contact_law": "crush"},
-           "unknowns": {"v1_speed": {"path": "vehicles.1.speed",
-                                     "prior": {"truncated_normal": [2.2, 0.3, 1.5, 3.0]}}},
-           "observations": [{"vehicle": 1, "time": "end", "x": 0.26, "speed": 0.54,
-                             "sigma": {"x": 0.01, "speed": 0.05}}],
-           "infer": {"target_accept": 0.9, "max_tree_depth": 6}}
 
 
 def sbc(case: str, a) -> None:
@@ -51,8 +39,8 @@ def sbc(case: str, a) -> None:
     from scipy import stats
 
     from jaxmedusa.infer import infer_from_dict
-    from jaxmedusa.infer.calibration import calibrate
-    spec = infer_from_dict(FREE if case == "free" else CONTACT, base_dir=ROOT / "studies")
+    from jaxmedusa.infer.calibration import CALIBRATION_PROBLEMS, calibrate
+    spec = infer_from_dict(CALIBRATION_PROBLEMS[case], base_dir=ROOT / "studies")
     begin = time.perf_counter()
     cal = calibrate(spec, a.replications, a.warmup, a.draws, a.thin, a.bins, a.seed)
     wall = time.perf_counter() - begin

@@ -17,7 +17,7 @@ contains a custom call, scatter, sort or a YNNPACK fusion. Two options lift that
     which would keep the time loop on the thunk runtime.
 
 With both the offset example's compiled run takes 0.3 s, trackers included
-(benchmarks/RESULTS.md, "Session 6"). Loops that still hold a scatter, sort or custom call
+(benchmarks/RESULTS.md, "The time loop compiled whole"). Loops that still hold a scatter, sort or custom call
 (e.g. a batched contact stage that compacts pairs, LAPACK calls) keep the thunk runtime.
 
 XLA reads XLA_FLAGS once, when JAX starts its backend (the first computation), so `apply`

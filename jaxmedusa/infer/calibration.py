@@ -33,7 +33,28 @@ from jaxmedusa.infer.posterior import LogPosterior
 from jaxmedusa.infer.sampler import sample
 from jaxmedusa.infer.spec import InferSpec
 
-__all__ = ["Calibration", "calibrate"]
+# The calibration problems docs/inference.md reports, as inference tables (infer_from_dict;
+# scenario paths relative to the repository's studies/ folder, to pass as its base_dir), so
+# that the tests and benchmarks/infer_calibration.py run the same ones.
+CALIBRATION_PROBLEMS = {
+    # free rolling, 0.02 s: the speed from the position (smaller NUTS steps: short warmups
+    # then diverge less)
+    "free": {"scenario": {"path": "medusa/straight"},
+             "simulation": {"end_time": 0.02, "dt": 2e-3, "step_control": "constant"},
+             "unknowns": {"v1_speed": {"path": "vehicles.1.speed", "prior": {"normal": [21.0, 1.0]}}},
+             "observations": [{"vehicle": 1, "time": "end", "x": 0.42, "sigma": {"x": 0.02}}],
+             "infer": {"target_accept": 0.9}},
+    # the 8 km/h barrier impact under the crush law, 0.45 s at 1 ms
+    "contact": {"scenario": {"path": "medusa/barrier/scenario.toml"},
+                "simulation": {"end_time": 0.45, "dt": 1e-3, "step_control": "constant", "contact_law": "crush"},
+                "unknowns": {"v1_speed": {"path": "vehicles.1.speed",
+                                          "prior": {"truncated_normal": [2.2, 0.3, 1.5, 3.0]}}},
+                "observations": [{"vehicle": 1, "time": "end", "x": 0.26, "speed": 0.54,
+                                  "sigma": {"x": 0.01, "speed": 0.05}}],
+                "infer": {"target_accept": 0.9, "max_tree_depth": 6}},
+}
+
+__all__ = ["Calibration", "calibrate", "CALIBRATION_PROBLEMS"]
 
 
 @dataclass

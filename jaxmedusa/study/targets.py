@@ -53,17 +53,15 @@ def parse_target(path: str, base: Scenario, where: str, err: InputErrors) -> Tar
             return Target(path, "vehicle", ks, _VEHICLE_FIELDS[fld])
         if fld == "model" and len(parts) == 3:
             return Target(path, "vehicle_model", ks, "model")
-        if fld in _HITCH_LIMITS and len(parts) == 3:  # a towed vehicle's stop angle [deg] (contact/joint_limits.py)
+        if fld in (*_HITCH_LIMITS, *_HITCH_POINTS):  # a towed vehicle's hitch and stops (contact/joint_limits.py)
             untowed = [k + 1 for k in ks if base.vehicles[k].towed_by is None]
             if untowed:
                 err.fail(where, f"{bad}: vehicle {untowed[0]} is not towed (no towed_by), so it has no {fld}")
+        if fld in _HITCH_LIMITS and len(parts) == 3:  # stop angle [deg]
             if any(getattr(base.vehicles[k], fld) is None for k in ks):
                 err.fail(where, f"{bad}: give {fld} in the scenario's [[vehicles]] entry to perturb it")
             return Target(path, "vehicle", ks, fld)
         if fld in _HITCH_POINTS and len(parts) == 4:
-            untowed = [k + 1 for k in ks if base.vehicles[k].towed_by is None]
-            if untowed:
-                err.fail(where, f"{bad}: vehicle {untowed[0]} is not towed (no towed_by), so it has no {fld}")
             axis = _XYZ.get(parts[3])
             axis = axis if axis is not None else _one_based(parts[3], 3, where, f"a coordinate of {fld} (x, y, z)",
                                                             err)[0]

@@ -15,13 +15,10 @@ import pytest
 
 from helpers import EXAMPLES
 from jaxmedusa.infer import infer_from_dict
-from jaxmedusa.infer.calibration import calibrate
+from jaxmedusa.infer.calibration import CALIBRATION_PROBLEMS, calibrate
 
-TABLE = {"scenario": {"path": str(EXAMPLES / "straight")},
-         "simulation": {"end_time": 0.02, "dt": 2e-3, "step_control": "constant"},
-         "unknowns": {"v1_speed": {"path": "vehicles.1.speed", "prior": {"normal": [21.0, 1.0]}}},
-         "observations": [{"vehicle": 1, "time": "end", "x": 0.42, "sigma": {"x": 0.02}}],
-         "infer": {"target_accept": 0.9}}  # smaller steps: short warmups then diverge less
+STUDIES = EXAMPLES.parent
+TABLE = CALIBRATION_PROBLEMS["free"]  # free rolling, 0.02 s (infer/calibration.py)
 
 
 def _check(cal, replications, coverage_band):
@@ -38,7 +35,8 @@ def _check(cal, replications, coverage_band):
 def test_calibration_small():
     """100 replications, short chains (80 warmup, 39 draws: ranks 0..39 in 5 bins). Coverage
     band 0.81-0.99: +-3 binomial sd (sqrt(0.09 / 100) = 0.03) around 0.90."""
-    cal = calibrate(infer_from_dict(TABLE), replications=100, warmup=80, draws=39, thin=1, bins=5, seed=1)
+    cal = calibrate(infer_from_dict(TABLE, base_dir=STUDIES), replications=100, warmup=80, draws=39, thin=1, bins=5,
+                    seed=1)
     _check(cal, 100, (0.81, 0.99))
 
 
@@ -46,17 +44,9 @@ def test_calibration_small():
 def test_calibration_full():
     """The issue's check: 400 replications, 100 warmup and 198 draws thinned to 99 (10 bins);
     ranks uniform (p > 0.01) and coverage within 0.85-0.95 (+-3.3 binomial sd at R = 400)."""
-    cal = calibrate(infer_from_dict(TABLE), replications=400, warmup=100, draws=198, thin=2, bins=10, seed=2)
+    cal = calibrate(infer_from_dict(TABLE, base_dir=STUDIES), replications=400, warmup=100, draws=198, thin=2,
+                    bins=10, seed=2)
     _check(cal, 400, (0.85, 0.95))
-
-
-CONTACT = {"scenario": {"path": "medusa/barrier/scenario.toml"},
-           "simulation": {"end_time": 0.45, "dt": 1e-3, "step_control": "constant", "contact_law": "crush"},
-           "unknowns": {"v1_speed": {"path": "vehicles.1.speed",
-                                     "prior": {"truncated_normal": [2.2, 0.3, 1.5, 3.0]}}},
-           "observations": [{"vehicle": 1, "time": "end", "x": 0.26, "speed": 0.54,
-                             "sigma": {"x": 0.01, "speed": 0.05}}],
-           "infer": {"target_accept": 0.9, "max_tree_depth": 6}}
 
 
 @pytest.mark.slow
@@ -66,9 +56,7 @@ def test_calibration_contact():
     end (benchmarks/infer_calibration.py --case contact says more and draws the figure).
     100 replications, 100 warmup + 99 draws (10 bins); coverage band 0.81-0.99 (3 binomial
     sd at R = 100). About 15 minutes of one core."""
-    from pathlib import Path
-    studies = Path(__file__).resolve().parents[2] / "studies"
-    cal = calibrate(infer_from_dict(CONTACT, base_dir=studies), replications=100, warmup=100, draws=99, thin=1,
+    cal = calibrate(infer_from_dict(CALIBRATION_PROBLEMS["contact"], base_dir=STUDIES), replications=100, warmup=100, draws=99, thin=1,
                     bins=10, seed=3)
     _check(cal, 100, (0.81, 0.99))
 
