@@ -12,13 +12,12 @@
 - analysis/crash3.py against hand calculations.
 
 One compilation per setup: the rear-end speeds run as one batch, the barrier speeds as another
-(0.25 s, constant dt = 2e-4 s: within 0.1 % of dt = 5e-5 s for these outcomes, docs/numerics.md).
+(0.25 s, constant dt = 2e-4 s: within 0.1 % of dt = 5e-5 s for these outcomes, docs/numerics.md),
+each shared with other files' cases (tests/crush_batches.py).
 """
 from __future__ import annotations
 
-import functools
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,63 +26,26 @@ import jaxmedusa  # noqa: F401  (float64)
 from jaxmedusa.analysis.crash3 import (barrier_equivalent_speed, closing_speed, crash3_delta_v, crash3_energy,
                                        force_direction_factor, stiffness_from_speed_line)
 from jaxmedusa.analysis.damage import cdc_string
-from jaxmedusa.analysis.outcomes import Outcomes, outcome_arrays
-from jaxmedusa.build import build_batch
-from jaxmedusa.core.params import Settings
-from jaxmedusa.core.scenario import BarrierSpec, RoadSpec, VehicleSpec
-from jaxmedusa.io.scenario_toml import load_scenario
-from jaxmedusa.solver.simulate import simulate
 
-ROOT = Path(__file__).resolve().parents[2]
-CLOSING_KMH = (5.0, 10.0, 20.0, 40.0)
-BARRIER_KMH = (8.0, 32.0, 56.0, 64.0)
+from crush_batches import (BARRIER_KMH, CLOSING_KMH, CRUSH_GROUP, OFFSET_BLOCK_ROW, barrier_outcomes,
+                           two_car_outcomes)
+
 MASS, WIDTH, A_FRONT, B_FRONT = 1573.0, 1.6, 44e3, 550e3  # model 1, its contact width, the front defaults
-DT = 2e-4
+# under `pytest -n`, on the worker of the other files that share these batches (tests/crush_batches.py)
+pytestmark = pytest.mark.xdist_group(CRUSH_GROUP)
 
 
-def _run(cases, cfg=None):
-    st = Settings(**{**(cfg or {"contact_law": "crush"}), "end_time": 0.25, "dt": DT, "save_every": 0.25,
-                     "step_control": "constant"})
-    batch, s0 = build_batch(cases, dt=DT)
-    res = simulate(batch, s0, st, tracker=Outcomes(), record=False)
-    return {k: np.asarray(v) for k, v in outcome_arrays(batch, res.final, res.metrics, Outcomes()).items()}
-
-
-@functools.lru_cache(maxsize=None)
 def rear_end():
     """Two default cars (the offset example's model), central and collinear, the struck one at
-    10 m/s, started 1 cm apart, free rolling."""
-    cases = []
-    for kmh in CLOSING_KMH:
-        sc, _ = load_scenario(ROOT / "studies" / "medusa" / "offset")
-        sc.road = RoadSpec(points=None)
-        sc.vehicles[0] = VehicleSpec(model=0, x=0.0, y=0.0, orientation=0.0, speed=10.0 + kmh / 3.6)
-        sc.vehicles[1] = VehicleSpec(model=0, x=4.01, y=0.0, orientation=0.0, speed=10.0)
-        cases.append(sc)
-    # last: a 90-degree side impact at 40 km/h, car 1's front into car 2's right side (car 2
-    # at rest, heading +E2, its side 1 cm ahead of car 1's front)
-    sc, _ = load_scenario(ROOT / "studies" / "medusa" / "offset")
-    sc.road = RoadSpec(points=None)
-    sc.vehicles[0] = VehicleSpec(model=0, x=0.0, y=0.0, orientation=0.0, speed=40.0 / 3.6)
-    sc.vehicles[1] = VehicleSpec(model=0, x=2.81, y=0.0, orientation=90.0, speed=0.0)
-    cases.append(sc)
-    return _run(cases)
+    10 m/s, started 1 cm apart, free rolling (rows of CLOSING_KMH); then a 90-degree side
+    impact at 40 km/h, car 1's front into car 2's right side (tests/crush_batches.py)."""
+    return two_car_outcomes()
 
 
-@functools.lru_cache(maxsize=None)
 def barrier():
-    """The barrier study's car 1 cm from a full-width rigid wall at BARRIER_KMH."""
-    cases = []
-    for kmh in BARRIER_KMH:
-        sc, cfg = load_scenario(ROOT / "studies" / "medusa" / "barrier")
-        sc.vehicles[0] = VehicleSpec(model=0, x=0.29, y=0.0, orientation=0.0, speed=kmh / 3.6)
-        cases.append(sc)
-    # last: 56 km/h into a rigid block covering the car's left 40 % (0.64 m of its 1.6 m)
-    sc, cfg = load_scenario(ROOT / "studies" / "medusa" / "barrier")
-    sc.vehicles[0] = VehicleSpec(model=0, x=0.29, y=0.0, orientation=0.0, speed=56.0 / 3.6)
-    sc.barriers = [BarrierSpec(kind="box", position=(3.3, 0.8 - 0.64 + 1.0, 0.5), size=(2.0, 2.0, 1.0))]
-    cases.append(sc)
-    return _run(cases, cfg)
+    """The barrier study's car 1 cm from a full-width rigid wall at BARRIER_KMH; then 56 km/h
+    into a rigid block covering the car's left 40 % (tests/crush_batches.py)."""
+    return barrier_outcomes()
 
 
 def test_restitution_falls_with_closing_speed_as_in_staged_tests():
@@ -150,7 +112,7 @@ def test_offset_barrier_damage_is_where_the_block_was():
     of the 0.64 m overlap within 5 cm (one station), centred 0.48 m left of the centre line
     within 5 cm, wide (W)."""
     m = barrier()
-    k = len(BARRIER_KMH)
+    k = OFFSET_BLOCK_ROW
     cdc = cdc_string(m["cdc"][k, 0])
     assert cdc[2] == "F" and cdc[3] in "LY" and cdc[5] == "W", cdc
     assert m["damage_width"][k, 0] == pytest.approx(0.64, abs=0.05)
@@ -163,7 +125,7 @@ def test_offset_barrier_damage_is_where_the_block_was():
                    "side needs the structure's coupling across the face, which no source here quantifies "
                    "(docs/crash-law.md, 'Damage')")
 def test_offset_barrier_profile_tapers_to_the_free_side():
-    c = _profile(barrier(), len(BARRIER_KMH), 0)
+    c = _profile(barrier(), OFFSET_BLOCK_ROW, 0)
     assert c[0] > 0.1 and np.all(np.diff(c) <= 1e-9) and c[-1] < 0.9 * c[0]
 
 

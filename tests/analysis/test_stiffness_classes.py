@@ -8,37 +8,35 @@
 - rigid-wall crashes of each class, front at 56 km/h and side at 32 km/h: the CRASH3 energy
   of the residual crush with the class's A, B equals the energy the structure absorbed within
   5 %, and (front) the CRASH3 barrier speed is within 3 % of the impact speed (the tolerances
-  of tests/analysis/test_crash3_consistency.py).
+  of tests/analysis/test_crash3_consistency.py, whose barrier runs share their batch:
+  tests/crush_batches.py).
 """
 from __future__ import annotations
 
-import functools
-from dataclasses import replace
 from pathlib import Path
 
-import jax.numpy as jnp
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 import jaxmedusa  # noqa: F401  (float64)
 from jaxmedusa.analysis.crash3 import barrier_equivalent_speed, crash3_energy
-from jaxmedusa.analysis.outcomes import Outcomes, outcome_arrays
-from jaxmedusa.build import build_batch
 from jaxmedusa_cli.app import app
 from jaxmedusa.contact.laws.crush import crush_force, face_coefficients
 from jaxmedusa.contact.laws.stiffness_classes import (A_PER_LB_IN, B_PER_LB_IN2, CRUSH_CLASSES,
                                                       crush_class_fields)
-from jaxmedusa.core.params import Settings
-from jaxmedusa.core.scenario import BarrierSpec, ModelSpec, VehicleSpec
+from jaxmedusa.core.scenario import ModelSpec
 from jaxmedusa.io.medusa_files import MedusaInputError
 from jaxmedusa.io.scenario_toml import load_scenario
-from jaxmedusa.solver.simulate import simulate
+
+from crush_batches import CLASS_ROW0, CLASS_RUNS, CRUSH_GROUP, barrier_outcomes
 
 ROOT = Path(__file__).resolve().parents[2]
 BARRIER_TOML = ROOT / "studies" / "medusa" / "barrier" / "scenario.toml"
 CLASSES = CRUSH_CLASSES.names()
-MASS, WIDTH, DT = 1573.0, 1.6, 2e-4  # the barrier study's car and its contact width
+MASS, WIDTH = 1573.0, 1.6  # the barrier study's car and its contact width
+# under `pytest -n`, on the worker of the other files that share the barrier batch (tests/crush_batches.py)
+pytestmark = pytest.mark.xdist_group(CRUSH_GROUP)
 
 
 def test_unit_conversion_and_the_printed_g():
@@ -118,53 +116,19 @@ def test_an_unknown_class_exits_2_listing_the_valid_names(tmp_path):
     assert not (tmp_path / "out").exists()  # nothing ran
 
 
-# (class, face, impact speed [km/h], engaged width [m]): the front into the barrier study's
-# wall at 56 km/h (NCAP), the left side sideways into a wall at 32 km/h (the FMVSS 214 pole
-# test's speed); the engaged width is the contact shape's width or length (4.0 x 1.6 m)
-RUNS = [(name, face, kmh, width) for name in CLASSES
-        for face, kmh, width in (("front", 56.0, 1.6), ("side", 32.0, 4.0))
-        if f"crush_a_{face}" in crush_class_fields(name)]
-
-
-@functools.lru_cache(maxsize=None)
-def _barrier_runs():
-    """One batch (one compilation; 0.25 s at a constant 2e-4 s as the CRASH3 consistency
-    test): the barrier study's car with each class's coefficients, 1 cm from a rigid wall,
-    front first or (side runs) moving sideways to its left, the wall parallel to its side."""
-    cases, sideways = [], []
-    for name, face, kmh, _ in RUNS:
-        sc, cfg = load_scenario(BARRIER_TOML)
-        for k, v in crush_class_fields(name).items():
-            setattr(sc.models[0], k, v)
-        if face == "front":
-            sc.vehicles[0] = VehicleSpec(model=0, x=0.29, y=0.0, orientation=0.0, speed=kmh / 3.6)
-        else:
-            sc.vehicles[0] = VehicleSpec(model=0, x=0.0, y=0.0, orientation=0.0, speed=0.0)
-            sc.barriers = [BarrierSpec(kind="plane", position=(0.0, 0.81, 0.0), normal=(0.0, -1.0, 0.0))]
-        cases.append(sc)
-        sideways.append(kmh / 3.6 if face == "side" else 0.0)
-    st = Settings(**{**cfg, "end_time": 0.25, "dt": DT, "save_every": 0.25, "step_control": "constant"})
-    batch, s0 = build_batch(cases, dt=DT)
-    vy = jnp.asarray(sideways)[:, None]  # (B, 1): the side runs start moving along +E2
-    v = s0.vehicles.v.at[..., 1].add(vy)
-    s0 = replace(s0, vehicles=replace(s0.vehicles, v=v))
-    res = simulate(batch, s0, st, tracker=Outcomes(), record=False)
-    return {k: np.asarray(v) for k, v in outcome_arrays(batch, res.final, res.metrics, Outcomes()).items()}
-
-
-@pytest.mark.parametrize("k", range(len(RUNS)))
+@pytest.mark.parametrize("k", range(len(CLASS_RUNS)))
 def test_a_barrier_crash_of_each_class_gives_its_crash3_energy(k):
     """CRASH3 energy of the simulated residual crush (uniform over the engaged width) with the
     class's A, B of the face hit, within 5 % of the structure's absorbed energy (the tolerance
     of test_crash3_consistency.py). Front runs: the barrier speed sqrt(2E/m) within 3 % of
     the impact speed as there. Side runs: the sliding tyres take part of the kinetic energy
     (about mu m g over the crush, a few %), so the speed is not compared."""
-    name, face, kmh, width = RUNS[k]
+    name, face, kmh, width = CLASS_RUNS[k]
     f = crush_class_fields(name)
-    m = _barrier_runs()
-    c = m["residual_crush"][k, 0]
+    m = barrier_outcomes()  # one batch with tests/analysis/test_crash3_consistency.py's barrier runs
+    c = m["residual_crush"][CLASS_ROW0 + k, 0]
     assert c > 0.1  # a real crush
     e3 = float(crash3_energy(np.full(6, c), width, f[f"crush_a_{face}"], f[f"crush_b_{face}"]))
-    assert e3 == pytest.approx(m["absorbed_energy"][k, 0], rel=0.05)
+    assert e3 == pytest.approx(m["absorbed_energy"][CLASS_ROW0 + k, 0], rel=0.05)
     if face == "front":
         assert float(barrier_equivalent_speed(e3, MASS)) == pytest.approx(kmh / 3.6, rel=0.03)

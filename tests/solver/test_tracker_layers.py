@@ -3,8 +3,9 @@
 A study that asks for neither the damage nor the rest metrics runs Outcomes(damage=False,
 rest=False): no crush-profile stations, no distance or skid marks, and the loop stops keeping
 the rest clock (ScenarioClock.still_since) under end_condition "time". The damage tracker of
-the study metrics keeps the first collision only (DamageTracker.first_only). Checks, on two
-crush-law rear-end impacts (10 and 40 km/h closing, 0.25 s):
+the study metrics keeps the first collision only (DamageTracker.first_only). Checks, on seven
+crush-law impacts of 0.25 s (tests/crush_batches.py's two-car batch: rear-end impacts at 5 to
+40 km/h closing, two of them with vehicle 2 0.3 m to the side, and a side impact):
 
 - every metric and every leaf of the final state of the run without those layers equals the
   run with them bit for bit (the layers only read the state), the rest clock excepted (its
@@ -16,49 +17,35 @@ crush-law rear-end impacts (10 and 40 km/h closing, 0.25 s):
 - a study's tracker turns the groups on exactly when one of their metrics (or a gradient
   column of one) is asked for.
 
-Two loop compilations (about 40 s on an idle 2-core machine).
+Two loop compilations, one of them (every layer on) shared with
+tests/analysis/test_crash3_consistency.py's two-car impacts.
 """
 from __future__ import annotations
 
 import dataclasses
-import functools
 from pathlib import Path
 
 import jax
 import numpy as np
+import pytest
 
 import jaxmedusa  # noqa: F401  (float64)
 from jaxmedusa import study as S
 from jaxmedusa.analysis.damage import SLOTS, DamageTracker
-from jaxmedusa.analysis.outcomes import Outcomes, outcome_arrays
-from jaxmedusa.build import build_batch
-from jaxmedusa.core.params import Settings
-from jaxmedusa.core.scenario import RoadSpec, VehicleSpec
-from jaxmedusa.io.scenario_toml import load_scenario
-from jaxmedusa.solver.simulate import simulate
 from jaxmedusa.solver.trackers import CombinedTracker, EnergyBalanceTracker, reads_rest_clock
 
+from crush_batches import CRUSH_GROUP, two_car_bare_run, two_car_runs
+
 ROOT = Path(__file__).resolve().parents[2]
-SETTINGS = Settings(contact_law="crush", end_time=0.25, dt=2e-4, save_every=0.25, step_control="constant")
-FULL = Outcomes()
-BARE = Outcomes(damage=False, rest=False)
-PER_STEP = (DamageTracker(episode_gap=0.0), DamageTracker(episode_gap=0.0, first_only=True))
+# under `pytest -n`, on the worker of the other files that share the two-car batch
+pytestmark = pytest.mark.xdist_group(CRUSH_GROUP)
 
 
-@functools.lru_cache(maxsize=None)
 def runs():
-    cases = []
-    for kmh in (10.0, 40.0):
-        sc, _ = load_scenario(ROOT / "studies" / "medusa" / "offset")
-        sc.road = RoadSpec(points=None)
-        sc.vehicles[0] = VehicleSpec(model=0, x=0.0, y=0.0, orientation=0.0, speed=10.0 + kmh / 3.6)
-        sc.vehicles[1] = VehicleSpec(model=0, x=4.01, y=0.3, orientation=0.0, speed=10.0)
-        cases.append(sc)
-    batch, s0 = build_batch(cases, dt=SETTINGS.dt)
-    full = jax.device_get(simulate(batch, s0, SETTINGS, tracker=CombinedTracker((FULL, *PER_STEP)), record=False))
-    bare = jax.device_get(simulate(batch, s0, SETTINGS, tracker=BARE, record=False))
-    m_full = jax.device_get(outcome_arrays(batch, full.final, full.metrics[0], FULL))
-    m_bare = jax.device_get(outcome_arrays(batch, bare.final, bare.metrics, BARE))
+    """(full, bare, m_full, m_bare): the runs with every layer on (FULL and PER_STEP) and with
+    the damage and rest groups off, and their outcome arrays (tests/crush_batches.py)."""
+    full, m_full = two_car_runs()
+    bare, m_bare = two_car_bare_run()
     return full, bare, m_full, m_bare
 
 
