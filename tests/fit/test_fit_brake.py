@@ -56,20 +56,25 @@ def test_brake_fraction_fitted_from_a_stopping_distance(braked_car):
     # The base scenario brakes at 0.3; the unknown sets every wheel's fraction (the whole
     # table). The observation is the closed-form distance at f = 0.5 (11.226 m).
     problem = FitProblem(_spec(braked_car))
-    rest_x = jax.jit(lambda x: problem.predict(x)[0][0])
+    h = 1e-3
+
+    def one(f):  # rest x and its forward-mode derivative in f
+        return jax.jvp(lambda x: problem.predict(x)[0][0], (f[None],), (np.ones(1),))
+
+    # values at f - h, f, f + h and the derivatives there in one vmapped call (one compilation)
+    d3, df3 = (np.asarray(a) for a in jax.jit(jax.vmap(one))(F_TRUE + np.array([-h, 0.0, h])))
     # the simulated stop at 0.5 against the closed form: 0.2 % (the pitch transient of the first
     # 0.3 s and the creep below V_REG, tests/physics/test_braking.py; measured 0.034 %)
-    d_sim = float(rest_x(np.array([F_TRUE])))
+    d_sim = float(d3[1])
     print(f"distance: simulated {d_sim:.5f} m, closed form {distance(F_TRUE):.5f} m")
     assert d_sim == pytest.approx(distance(F_TRUE), rel=0.002)
     # forward mode through the loop that ends at rest: against the closed form d'(f) = -d / f
     # (0.2 %, the distance's own tolerance; measured 1.6e-4) and central differences (h = 1e-3:
     # d is smooth in f, truncation h^2 d''' / 6 / d' = h^2 / f^2 = 4e-6 relative; 1e-4 holds
     # it with the round-off of a 7,000-step run; measured 4e-6)
-    df = float(jax.jit(jax.jacfwd(lambda x: problem.predict(x)[0][0]))(np.array([F_TRUE]))[0])
+    df = float(df3[1])
     assert df == pytest.approx(-distance(F_TRUE) / F_TRUE, rel=0.002)
-    h = 1e-3
-    central = (float(rest_x(np.array([F_TRUE + h]))) - float(rest_x(np.array([F_TRUE - h])))) / (2 * h)
+    central = float(d3[2] - d3[0]) / (2 * h)
     print(f"d rest_x / d f: forward {df:.6f}, central {central:.6f}, closed form {-distance(F_TRUE) / F_TRUE:.6f}")
     assert df == pytest.approx(central, rel=1e-4)
     # the fit from 0.3 recovers the fraction the closed form says: the simulated distance is
