@@ -41,3 +41,15 @@ def model1_at_equilibrium(models):
     from jaxmedusa.analysis.equilibrium import solve_equilibrium, with_equilibrium
 
     return with_equilibrium(models[0], solve_equilibrium(models[0]))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into the node ids
+def pytest_collection_modifyitems(config, items):
+    """Under `pytest -n` (`--dist loadgroup`, pyproject.toml) every test that names no
+    xdist_group joins its file's: a file runs on one worker, so its module fixtures and cached
+    runs (and the loops they compile, 10-90 s each on a 2-core machine) are built once. Without
+    this each test is a unit of its own, the two workers take turns through a file, and both
+    compile what the file shares."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
