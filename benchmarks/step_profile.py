@@ -30,7 +30,8 @@ solver/simulate.py):
     step       a whole loop iteration (solver/simulate.py _step_batch), trackers and masking included
     step-bare  a whole loop iteration without tracker
     broad-apart  contact geometry with the cars as built (2 m apart): the broad phase alone
-               (another state: not in the sum)
+               (another state: not in the sum; its flops count the narrow phase its
+               condition skips, so its fraction of the peak is no measure)
 
 "sum" is rates + geometry + law + control + trackers + masking, compared with `step`: the
 phases overlap a little (each recomputes the predictor; law and control recompute what they
@@ -304,11 +305,12 @@ def main(argv=None):
         for b in args.batch:
             fl, by = costs[name, b]
             t = times[name, b]
-            frac = fl / t / peak if t > 0 else float("nan")
-            cells.append(f"{fl / 1e9:.3g} / {by / 1e6:.3g} / {100 * frac:.2f} %")
+            frac = f"{100 * fl / t / peak:.2f} %" if t > 0 else "- (time below resolution)"
+            cells.append(f"{fl / 1e9:.3g} / {by / 1e6:.3g} / {frac}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    # (broad-apart's flops count the narrow phase that its condition skips: not a measure)
     over = [f"{name} at B = {b}" for name in args.phases for b in args.batch
-            if times[name, b] > 0 and costs[name, b][0] / times[name, b] > peak]
+            if name != "broad-apart" and times[name, b] > 0 and costs[name, b][0] / times[name, b] > peak]
     if over:
         notes.append("above 100 % of the peak (work dropped or hoisted, or the clock/peak is wrong): "
                      + ", ".join(over))
