@@ -184,7 +184,8 @@ def tolerances(ref: dict, steps: int, end_time: float, dt: float, margin: float 
 
 def compare(ref: dict, got: dict, tol: dict) -> dict:
     """{metric: {max_abs, max_rel, tolerance, kind, float64, float32}} over every element
-    (NaN in both: equal; in one: infinitely far); float64/float32 the values at the largest
+    (NaN in both: equal; in one: infinitely far); max_rel over the elements whose float64
+    value is not 0 (None if there are none); float64/float32 the values at the largest
     difference."""
     figures = {}
     for name, (kind, t) in tol.items():
@@ -193,9 +194,10 @@ def compare(ref: dict, got: dict, tol: dict) -> dict:
         d = np.where(both_nan, 0.0, np.abs(a - b))
         d = np.where(np.isnan(d), np.inf, d)
         i = int(np.argmax(d)) if d.size else 0
-        rel = np.where(np.abs(a) > 0, d / np.where(np.abs(a) > 0, np.abs(a), 1.0), np.where(d > 0, np.inf, 0.0))
+        nonzero = np.abs(a) > 0  # (relative to the float64 value where it is not 0; None if it is 0 throughout)
+        rel = d[nonzero] / np.abs(a[nonzero])
         figures[name] = dict(kind=kind, tolerance=t, max_abs=float(d.max()) if d.size else 0.0,
-                             max_rel=float(rel.max()) if d.size else 0.0,
+                             max_rel=float(rel.max()) if rel.size else None,
                              float64=float(a[i]) if d.size else 0.0, float32=float(b[i]) if d.size else 0.0)
     return figures
 

@@ -70,7 +70,8 @@ def test_float32_sweep_is_checked_and_writes_its_figures(tmp_path):
     t = table(tmp_path / "o")
     meta = t.schema.metadata
     assert meta[b"jaxmedusa.precision"] == b"float32"
-    check = json.loads(meta[b"jaxmedusa.precision_check"])
+    check = json.loads(meta[b"jaxmedusa.precision_check"],  # strict JSON: no Infinity or NaN
+                       parse_constant=lambda c: pytest.fail(f"{c} in the metadata"))
     figures = check["metrics"]
     assert check["steps"] == 8000  # 0.4 s / 5e-5 s, constant steps
     assert {"final_x", "final_y", "delta_v", "energy_end", "steps", "status"} <= set(figures)
