@@ -84,7 +84,7 @@ def calibrate(spec: InferSpec, replications: int = 100, warmup: int = 100, draws
 
     def one(key, y):
         return sample(post.with_observed(y), jnp.asarray(u0)[None, :], key, warmup, draws, o.target_accept,
-                      o.max_tree_depth)
+                      o.max_tree_depth, spec.dense_mass)
 
     keys = jax.random.split(jax.random.PRNGKey(seed), replications)
     d = jax.jit(jax.vmap(one))(keys, jnp.asarray(observed))
