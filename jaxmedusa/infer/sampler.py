@@ -112,6 +112,7 @@ class Sampler:
         self.chunk_size, self.chains = chunk, chains
         self.devices = chain_devices(chains, devices)
         self._log_density, self._ta, self._depth, self._dense = log_density, target_accept, max_depth, dense
+        self._warmups = {}
         self._chunk = over_chains(lambda k, s, p: _draws(log_density, k, s, p, chunk, max_depth), chains, devices)
 
     def warmup(self, key, u0, steps: int, inverse_mass=None):
@@ -120,9 +121,11 @@ class Sampler:
         if inverse_mass is None:
             inverse_mass = jnp.broadcast_to(jnp.eye(u0.shape[1]) if self._dense else jnp.ones(u0.shape[1]),
                                             (self.chains, *((u0.shape[1],) * (2 if self._dense else 1))))
-        f = over_chains(lambda k, x0, m: _warmup(self._log_density, k, x0, steps, self._ta, self._depth, self._dense,
-                                                 m), self.chains, self.devices)
-        return f(jax.random.split(key, self.chains), u0, inverse_mass)
+        if steps not in self._warmups:  # one compiled warmup per length
+            self._warmups[steps] = over_chains(
+                lambda k, x0, m: _warmup(self._log_density, k, x0, steps, self._ta, self._depth, self._dense, m),
+                self.chains, self.devices)
+        return self._warmups[steps](jax.random.split(key, self.chains), u0, inverse_mass)
 
     def chunk(self, key, states, params):
         """`chunk` more draws of every chain: (states, (position, log density, divergent, steps))."""
