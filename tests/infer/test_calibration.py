@@ -64,7 +64,7 @@ def test_calibration_contact():
 @pytest.mark.slow
 def test_worked_example_converges():
     """The worked example (studies/infer_offset_brake.toml, docs/inference.md) as the file
-    says (4 chains, 150 warmup, 150 draws): R-hat < 1.01 and no divergences (the issue's
+    says (4 chains, 200 warmup, 150 draws, dense mass matrix): R-hat < 1.01 and no divergences (the issue's
     check). About 25 minutes of one core."""
     from pathlib import Path
 
