@@ -25,7 +25,7 @@ from jaxmedusa.contact.joints import joint_gains, joint_params
 from jaxmedusa.contact.joint_limits import stop_row
 from jaxmedusa.core.hitches import hitch_problems, placed_poses, towed_pairs
 from jaxmedusa.core.scenario import BARRIER_KINDS, WHEEL_TABLES, BarrierSpec, DriverTable, Scenario, ZoneSpec
-from jaxmedusa.core.state import (CONTACT_WARM_SIZE, BarrierState, PairState, ScenarioClock, SimState, VehicleState,
+from jaxmedusa.core.state import (CONTACT_WARM_SIZE, CRUSH_MEMORY, BarrierState, PairState, ScenarioClock, SimState, VehicleState,
                                   pair_indices)
 from jaxmedusa.core.status import Status
 from jaxmedusa.physics import road as road_mod
@@ -248,7 +248,7 @@ def batch_barriers(scenarios, n_vehicles: int):
         raise ValueError(f"all scenarios of a batch must have the same number of barriers, got {sorted(counts)}")
     nb, b = counts.pop(), len(scenarios)
     params = jax.tree.map(lambda *xs: jnp.asarray(np.stack(xs), jnp.float64), *[barrier_params(s.barriers) for s in scenarios])
-    state = BarrierState(crush=jnp.zeros((b, n_vehicles, nb)), gamma=jnp.zeros((b, n_vehicles, nb, 2)))
+    state = BarrierState(crush=jnp.zeros((b, n_vehicles, nb, CRUSH_MEMORY)), gamma=jnp.zeros((b, n_vehicles, nb, 2)))
     return params, state
 
 
@@ -369,7 +369,7 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
                       road_seg=jnp.asarray(seg, jnp.int32), road_s=f64(s_par))
     n_pairs = len(pair_indices(n_v)[0])
     pairs = PairState(gamma=f64(np.zeros((b, n_pairs, 2))), warm=f64(np.zeros((b, n_pairs, CONTACT_WARM_SIZE))),
-                      in_contact=jnp.zeros((b, n_pairs), bool), crush=f64(np.zeros((b, n_pairs))))
+                      in_contact=jnp.zeros((b, n_pairs), bool), crush=f64(np.zeros((b, n_pairs, CRUSH_MEMORY))))
     barriers, barrier_state = batch_barriers(scenarios, n_v)
     batch = Batch(vehicle=vehicle, driver=driver, valid=jnp.asarray(valid), contact=contact_arr, road=road,
                   barriers=barriers, zones=batch_zones(scenarios),

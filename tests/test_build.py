@@ -18,7 +18,7 @@ import pytest
 from jaxmedusa.build import build_batch, initial_state, table_arrays, table_length
 from jaxmedusa.core.params import Batch, DriverParams, contact_params
 from jaxmedusa.core.scenario import DriverTable
-from jaxmedusa.core.state import CONTACT_WARM_SIZE, PairState, VehicleState, pair_indices
+from jaxmedusa.core.state import CONTACT_WARM_SIZE, CRUSH_MEMORY, PairState, VehicleState, pair_indices
 from jaxmedusa.io.scenario_toml import load_scenario
 from jaxmedusa.physics import road as road_mod
 from jaxmedusa.physics.vehicle import vehicle_params
@@ -60,7 +60,7 @@ def reference_build(scenarios, dt, contact=None, n_vehicles=None, tire=None):
         states.append(_stack(st))
         roads.append(road)
         pairs.append(PairState(gamma=np.zeros((n_pairs, 2)), warm=np.zeros((n_pairs, CONTACT_WARM_SIZE)),
-                               in_contact=np.zeros((n_pairs,), bool), crush=np.zeros((n_pairs,))))
+                               in_contact=np.zeros((n_pairs,), bool), crush=np.zeros((n_pairs, CRUSH_MEMORY))))
     cp = contact or contact_params()
     batch = Batch(vehicle=_stack(params), driver=_stack(drivers), valid=np.stack(valid),
                   contact=_stack([cp] * len(scenarios)), road=None if flat else _stack(roads))

@@ -93,4 +93,4 @@ def barrier_stage(batch_item, bstate: BarrierState, r_pred, F_pred, v, W, settin
     gamma, terms, force, crush = jax.vmap(per_vehicle, in_axes=(None, 0, 0, 0, 0, 0, 0, 0, 0))(
         batch_item.barriers, bstate.crush, bstate.gamma, r_pred, F_pred, v, W, batch_item.vehicle, batch_item.valid)
     terms = ContactTerms(*[jnp.sum(x, axis=1) for x in terms])
-    return terms, BarrierState(crush=crush.dmax, gamma=gamma), WallInfo(force=force, crush=crush)
+    return terms, BarrierState(crush=crush.memory, gamma=gamma), WallInfo(force=force, crush=crush)

@@ -175,7 +175,7 @@ def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: 
         return jnp.stack(rows)
 
     terms = ContactTerms(*[gather(x1, x2) for x1, x2 in zip(t1, t2)])
-    new_pairs = PairState(gamma=gamma, warm=geom.warm, in_contact=touching, crush=crush.dmax)
+    new_pairs = PairState(gamma=gamma, warm=geom.warm, in_contact=touching, crush=crush.memory)
     seen = geom.candidate[:, None]
     info = PairInfo(touching=touching, phi1=jnp.where(geom.candidate, geom.phi1, jnp.inf), force=force, gamma=gamma,
                     crush=crush, point=jnp.where(seen, 0.5 * (geom.T1 + geom.T2), 0.0),

@@ -68,8 +68,9 @@ class Crush(NamedTuple):
     """What one contact did to the structures of its two bodies on this step; every law
     returns it (the crush law, contact/laws/crush.py, fills it; the others report the overlap).
 
-    touching () bool: the contact carries force; dmax () [m]: the largest overlap so far
-    (the pair's persistent state, core.state.PairState.crush); crush (2,) [m]: dynamic crush
+    touching () bool: the contact carries force; memory (3,) [m]: the pair's persistent
+    state after the step (core.state.PairState.crush: the largest overlap so far, then the
+    overlaps of the last two steps, contact/laws/crush.py); crush (2,) [m]: dynamic crush
     of body 1 and body 2; residual (2,) [m]: their permanent crush; power (2,) [W]: the
     power going into each structure (its time integral is the absorbed energy). Laws with
     structures also say where (analysis/damage.py): width () [m] the engaged width; X (2, 3)
@@ -78,7 +79,7 @@ class Crush(NamedTuple):
     for laws without."""
 
     touching: jnp.ndarray
-    dmax: jnp.ndarray
+    memory: jnp.ndarray
     crush: jnp.ndarray
     residual: jnp.ndarray
     power: jnp.ndarray
@@ -87,12 +88,12 @@ class Crush(NamedTuple):
     normal: jnp.ndarray | None = None
 
 
-def overlap_crush(touching, overlap, dmax) -> Crush:
+def overlap_crush(touching, overlap, memory) -> Crush:
     """The Crush of a law without structures: both bodies' crush is the overlap [m] (>= 0)
-    while touching, nothing permanent, no power; dmax passes through unchanged."""
+    while touching, nothing permanent, no power; memory passes through unchanged."""
     x = jnp.where(touching, jnp.maximum(overlap, 0.0), 0.0)
     z = jnp.zeros((2,), x.dtype)
-    return Crush(touching=touching, dmax=dmax, crush=jnp.stack([x, x]), residual=z, power=z)
+    return Crush(touching=touching, memory=memory, crush=jnp.stack([x, x]), residual=z, power=z)
 
 
 class WallContact(NamedTuple):
@@ -169,14 +170,14 @@ class Shape:
 class ContactLaw:
     """A contact law (an entry of contact.laws.LAWS).
 
-    pair_terms(geom, gamma, dmax, m1, m2, p1, p2, cp) -> (gamma_new (2,), terms1, terms2,
+    pair_terms(geom, gamma, memory, m1, m2, p1, p2, cp) -> (gamma_new (2,), terms1, terms2,
         force, Crush): one pair's generalized terms (ContactTerms of body 1 and body 2), its
         multipliers after the step (zeros for laws without them), its normal force
-        magnitude [N] and what it did to the structures (Crush, whose dmax is the pair's new
-        persistent largest overlap); geom: PairGeometry, gamma (2,) the multipliers before,
-        dmax () the largest overlap before [m], m1, m2: Motion, p1, p2: VehicleParams of the
+        magnitude [N] and what it did to the structures (Crush, whose memory is the pair's new
+        persistent state); geom: PairGeometry, gamma (2,) the multipliers before,
+        memory (3,) the state before [m], m1, m2: Motion, p1, p2: VehicleParams of the
         two bodies, cp: ContactParams of the scenario.
-    wall_terms(wall, gamma, dmax, m, p, cp) -> (gamma_new (2,), terms, force, Crush): the
+    wall_terms(wall, gamma, memory, m, p, cp) -> (gamma_new (2,), terms, force, Crush): the
         same for one vehicle against a rigid barrier (contact/barrier.py): wall a
         WallContact, body 1 the vehicle, body 2 the wall (its crush 0); None: the law has
         no barrier contact.

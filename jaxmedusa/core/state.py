@@ -4,9 +4,9 @@ Per vehicle (V): r (3), F (3, 3) with the directors d_i as columns (F = d_i (x) 
 v (3), W (3, 3) with the director velocities w_i as columns, lagged slip angles (4),
 the last slip-angle rate (4), and the road-tracking segment and parameter.
 Per pair (P = V(V-1)/2, pairs (a, b) with a < b in row-major order): the contact
-multipliers gamma1, gamma2, a warm start for the contact search and the pair's largest
-overlap (the crush law's permanent crush). Per vehicle and rigid barrier (V, NB): the same
-largest overlap and multipliers (contact/barrier.py).
+multipliers gamma1, gamma2, a warm start for the contact search and the crush law's memory
+(the pair's largest overlap, its permanent crush, and the overlaps of the last two steps).
+Per vehicle and rigid barrier (V, NB): the same memory and multipliers (contact/barrier.py).
 Per scenario: time, step size, step-size hold counter, last save time, status, and per
 vehicle the time since which it has been still (the end condition "rest").
 """
@@ -18,6 +18,9 @@ import numpy as np
 from jaxmedusa.core.pytree import pytree_dataclass
 
 CONTACT_WARM_SIZE = 8  # contact-search warm start per pair (contact/shapes/narrow_phase.py)
+# the crush law's state per contact: the largest overlap so far, then the overlaps of the last
+# two steps, from which it estimates the peak between samples (contact/laws/crush.py)
+CRUSH_MEMORY = 3
 
 
 @pytree_dataclass
@@ -37,13 +40,13 @@ class PairState:
     gamma: jnp.ndarray  # (2,) accumulated multipliers gamma1, gamma2 (MEDUSA law)
     warm: jnp.ndarray  # (CONTACT_WARM_SIZE,) warm start of the contact search
     in_contact: jnp.ndarray  # () bool, contact on the last accepted step
-    crush: jnp.ndarray  # () largest overlap of the pair so far [m] (crush law: its permanent crush; never reset)
+    crush: jnp.ndarray  # (CRUSH_MEMORY,) [m] largest overlap so far (never reset), overlaps one and two steps ago
 
 
 @pytree_dataclass
 class BarrierState:
-    """Per vehicle and barrier, leaves [V, NB, ...]: crush, the largest overlap so far [m]
-    (the crush law's permanent state), and gamma (2,), the MEDUSA law's multipliers."""
+    """Per vehicle and barrier, leaves [V, NB, ...]: crush (CRUSH_MEMORY,) [m], the crush law's
+    memory as in PairState, and gamma (2,), the MEDUSA law's multipliers."""
 
     crush: jnp.ndarray
     gamma: jnp.ndarray

@@ -24,6 +24,8 @@ Study file (TOML; every key is checked, errors name the key):
     contact_geometry = "superellipsoid"   # "superellipsoid" | "ellipsoid" | "box" | "medusa_search";
                                           # absent: the law's default ("medusa_search" for "medusa")
     end_condition = "rest"                # "time" | "rest" (rest_speed, rest_hold): solver/end_condition.py
+    precision = "float32"                 # default "float64"; float32 only where the base scenario agrees
+                                          # with float64 within tolerance (study/precision.py)
 
     [contact]                             # base contact parameters (core.params.CONTACT_DEFAULTS)
     p1 = 2e4                              # p1, p2, stiffness, damping, eps1, eps2; the crush law's
@@ -110,6 +112,7 @@ from jaxmedusa.solver.step_control import SMOOTH_LAW_STEP
 from jaxmedusa.study.design import SAMPLERS, design
 from jaxmedusa.study.gradients import check_differentiable, check_gradients
 from jaxmedusa.study.perturb import scenario_for, scenarios_for
+from jaxmedusa.study.precision import PRECISIONS
 from jaxmedusa.study.spec import (METRIC_GROUPS, Distribution, Outputs, Parameter, Sampler, Study, StudyError, Target,
                                   check_contact)
 from jaxmedusa.study.targets import parse_target
@@ -161,7 +164,9 @@ def study_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<stud
         base, sim = scenario_from_dict(sc, base_dir=base_dir, source=f"{source} [scenario]", default_name=name)
 
     # settings: the scenario's, overridden by the study's
-    study_sim = simulation_settings(data.get("simulation", {}), err)
+    sim_table = dict(err.table(data.get("simulation", {}), "simulation"))
+    precision, margin = _precision(sim_table, err)  # (not Settings fields: removed from sim_table)
+    study_sim = simulation_settings(sim_table, err)
     sim = {**sim, **study_sim}
     # a smooth law steps with a constant dt unless the study says otherwise (SMOOTH_LAW_STEP)
     smooth = SMOOTH_LAW_STEP.get(sim.get("contact_law", "medusa"), {})
@@ -199,8 +204,12 @@ def study_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<stud
     if outputs.gradients_of:
         check_differentiable(settings, len(base.vehicles), "gradient columns", err.fail)
 
+    if precision != "float64" and outputs.gradients_of:
+        err.fail("simulation.precision", f"{precision} does not run gradient columns (outputs.gradients): "
+                 "use precision = \"float64\"")
     study = Study(name=name, base=base, settings=settings, parameters=params, sampler=sampler, outputs=outputs,
-                  tire=tire, contact=contact, batch=batch, description=description, source=source, text=text)
+                  tire=tire, contact=contact, batch=batch, description=description, source=source, text=text,
+                  precision=precision, precision_margin=margin)
     ids, cols = design(study)
     scenarios_for(study, cols, ids)  # every sample is checked before anything runs,
     row = {k: v[0] for k, v in cols.items()}
@@ -209,6 +218,17 @@ def study_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<stud
             if math.isfinite(x):
                 scenario_for(study, {**row, p.name: x}, sample_id=-1)
     return study
+
+
+def _precision(sim: dict, err: InputErrors) -> tuple[str, float]:
+    """[simulation] precision and precision_margin (study/precision.py), taken out of `sim`."""
+    precision = sim.pop("precision", "float64")
+    if precision not in PRECISIONS:
+        err.fail("simulation.precision", f"one of {', '.join(repr(p) for p in PRECISIONS)} expected, got {precision!r}")
+    margin = err.number(sim.pop("precision_margin", 1.0), "simulation.precision_margin")
+    if not margin > 0.0:
+        err.fail("simulation.precision_margin", f"a factor > 0 expected, got {margin:g}")
+    return precision, margin
 
 
 def _sampler(t, err: InputErrors) -> Sampler:

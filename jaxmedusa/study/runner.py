@@ -42,6 +42,7 @@ from jaxmedusa.solver.trackers import CombinedTracker, EnergyBalanceTracker, wit
 from jaxmedusa.study.design import design
 from jaxmedusa.study.gradients import chunk_gradients, gradient_units
 from jaxmedusa.study.perturb import scenarios_for
+from jaxmedusa.study.precision import check_base, computing_in, to_precision
 from jaxmedusa.study.spec import Study, StudyError
 from jaxmedusa.study.store import (chunk_meta, chunk_path, finalize, spec_changes, status_counts, study_meta,
                                    write_manifest)
@@ -137,7 +138,7 @@ def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record:
 
 
 def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, sharding=None, on_progress=None,
-              columns=None):
+              columns=None, precision: str | None = None):
     """Simulate [(Scenario, tire, contact)] padded to `chunk_size` (repeating the last item,
     and further to a multiple of the devices of `sharding`):
     ({metric: numpy [n, ...]}, Samples as numpy [n, S, ...] or None, valid [n, V]) for the
@@ -145,7 +146,9 @@ def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, s
     rows' contact.joints.JointParams, for the trajectory table). `on_progress(fraction)` as
     in `simulate_sliced`. A study with
     gradient columns (study/gradients.py) needs the rows' design values `columns`
-    {parameter: (n,)}; the metrics then hold "gradients": {column: (n,)}."""
+    {parameter: (n,)}; the metrics then hold "gradients": {column: (n,)}. `precision`
+    (default study.precision): "float32" runs the chunk in float32 (study/precision.py); its
+    metrics and samples come back widened to float64, so the tables' schema is the same."""
     n = len(items)
     size = chunk_size or n
     if study.outputs.gradients_of:
@@ -158,13 +161,21 @@ def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, s
     padded = list(items) + [items[-1]] * (size - n)
     batch, state = build_batch([it[0] for it in padded], study.settings.dt, n_vehicles=study.n_vehicles,
                                tire=[it[1] for it in padded], contact=[it[2] for it in padded])
+    precision = precision or study.precision
+    batch, state = to_precision((batch, state), precision)
     if sharding is not None:
         batch, state = jax.device_put((batch, state), sharding)
     record = study.outputs.trajectories
-    metrics, samples = simulate_sliced(batch, state, study.settings, study.tracker, record, on_progress)
-    metrics = {k: np.asarray(v)[:n] for k, v in jax.device_get(metrics).items()}
+    with computing_in(precision):  # (a no-op inside run_study's, which spans every chunk)
+        metrics, samples = simulate_sliced(batch, state, study.settings, study.tracker, record, on_progress)
+        metrics = jax.device_get(metrics)
+
+    def rows(x):  # the n real rows; float32 widened (exactly) to the tables' float64
+        x = np.asarray(x)[:n]
+        return x.astype(np.float64) if precision == "float32" and x.dtype == np.float32 else x
+    metrics = {k: rows(v) for k, v in metrics.items()}
     if record:
-        samples = jax.tree.map(lambda x: np.asarray(x)[:n], samples)
+        samples = jax.tree.map(rows, samples)
         if batch.joints is not None:  # the trajectory table's articulation and hitch columns (write_chunk)
             metrics["joints"] = jax.tree.map(lambda x: np.asarray(x)[:n], jax.device_get(batch.joints))
     return metrics, samples, np.asarray(batch.valid)[:n]
@@ -380,6 +391,15 @@ def run_study(study: Study, out: str | Path | None = None, batch: int | None = N
     out = Path(out) if out is not None else Path("results") / study.name
     sharding, n_dev = device_sharding(n_devices)
     plan = plan_sweep(study, batch, shard, n_dev)
+    # one precision switch for the check and every chunk (study/precision.py): a float32
+    # study is checked against float64 on its base scenario before anything is written
+    with computing_in(study.precision):
+        plan.meta.update(check_base(study, plan.size, sharding) or {})
+        return _sweep(study, out, plan, sharding, resume, progress)
+
+
+def _sweep(study: Study, out: Path, plan: SweepPlan, sharding, resume: bool, progress: bool) -> SweepSummary:
+    """run_study's chunks (prepare_out, the progress bar, Ctrl-C), after the plan and check."""
     todo, kept = prepare_out(out, plan, resume)
 
     start = time.perf_counter()

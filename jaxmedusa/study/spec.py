@@ -187,6 +187,10 @@ class Study:
     source: str = "<study>"
     text: str = ""
     explicit: ExplicitDesign | None = None  # run this design instead of the sampler's (design.py)
+    # [simulation] precision: "float64" or "float32" (study/precision.py, checked against
+    # float64 on the base scenario at the start); precision_margin scales that check's tolerances
+    precision: str = "float64"
+    precision_margin: float = 1.0
 
     @property
     def n_vehicles(self) -> int:
@@ -216,6 +220,9 @@ class Study:
             "parameters": {p.name: p.as_dict() for p in self.parameters},
             "outputs": dataclasses.asdict(self.outputs),
             **({"design": {"label": self.explicit.label, "digest": self.explicit.digest()}} if self.explicit else {}),
+            # only where not the default: a float64 study's spec and fingerprint are unchanged
+            **({"precision": self.precision} if self.precision != "float64" else {}),
+            **({"precision_margin": self.precision_margin} if self.precision_margin != 1.0 else {}),
         }
 
     def fingerprint(self, chunk_size: int) -> str:

@@ -85,8 +85,12 @@ def test_ncap_56kmh_full_width_rigid_barrier():
     # be in the band by chance
     assert 15.0 * 1.03 <= m["mean_decel_g"][0] <= 30.0 / 1.03
     assert 0.05 <= m["restitution"][0] < 0.15
-    # the permanent crush is Campbell's C = x_max - A/B (A/B = 0.08 m for the front face; exact)
-    assert m["residual_crush"][0] == pytest.approx(m["max_crush"][0] - A_FRONT / B_FRONT, abs=1e-9)
+    # the permanent crush is Campbell's C = x_max - A/B (A/B = 0.08 m for the front face), x_max
+    # the peak between the steps (contact/laws/crush.py), above the largest sample (max_crush)
+    # by at most 0.5 a (dt/2)^2, a the overlap's deceleration: the car's against a rigid wall,
+    # whose peak sample (peak_decel_g) is taken 10 % up for the peak between samples; dt = 5e-5 s
+    excess = m["residual_crush"][0] - (m["max_crush"][0] - A_FRONT / B_FRONT)
+    assert -1e-12 <= excess <= 0.5 * 1.1 * m["peak_decel_g"][0] * 9.80665 * (5e-5 / 2) ** 2
     # energy bookkeeping: the structure absorbs the kinetic energy less the rebound's
     v0 = 56.0 / 3.6
     ke0, ke1 = 0.5 * MASS * v0**2, 0.5 * MASS * (m["restitution"][0] * v0) ** 2

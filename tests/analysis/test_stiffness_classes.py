@@ -76,7 +76,7 @@ def test_the_law_follows_the_campbell_line_of_each_class(name):
         assert (a, b) == pytest.approx((f[f"crush_a_{face}"], f[f"crush_b_{face}"]), rel=1e-12)
         for c in (0.05, 0.3, 0.7):  # residual crush [m]
             x = c + a / b
-            out = crush_force(x, 1.0, x, WIDTH, a, b, 0.0, np.inf, 24.5, 0.0, 0.10)
+            out = crush_force(x, 1.0, np.array([x, 0.0, 0.0]), WIDTH, a, b, 0.0, np.inf, 24.5, 0.0, 0.10)
             assert float(out.residual[0]) == pytest.approx(c, abs=1e-12)
             assert float(out.force) / WIDTH == pytest.approx(a + b * c, rel=1e-12)
 

@@ -13,7 +13,7 @@ import pytest
 import jaxmedusa  # noqa: F401  (float64)
 from jaxmedusa.contact.laws import LAWS
 from jaxmedusa.contact.laws.crush import (RESTITUTION_SHAPE, crush_force, face_coefficients, friction_force, pair_terms,
-                                          unloading_exponent)
+                                          peak_between_steps, unloading_exponent)
 from jaxmedusa.contact.shapes import cold_warm, gauge, pair_geometry
 from jaxmedusa.contact.shapes.support import dual_gauge, support
 from jaxmedusa.contact.types import Motion
@@ -26,11 +26,11 @@ force = jax.jit(crush_force)
 
 
 def _path(deltas, a1=A, b1=B, a2=0.0, b2=np.inf, rate=0.0, zeta=0.0):
-    """Force along a sequence of overlaps, carrying dmax as the integrator does."""
-    dmax, out = 0.0, []
+    """Force along a sequence of overlaps, carrying the law's memory as the integrator does."""
+    memory, out = jnp.zeros(3), []
     for d in deltas:
-        o = force(d, rate, dmax, W, a1, b1, a2, b2, N_EXP, zeta)
-        dmax = o.dmax
+        o = force(d, rate, memory, W, a1, b1, a2, b2, N_EXP, zeta)
+        memory = o.memory
         out.append(o)
     return out
 
@@ -52,11 +52,45 @@ def test_loading_follows_campbells_line():
     assert c == pytest.approx(0.5 - A / B, abs=1e-12)  # d0 = A/B: CRASH3's no-damage deflection
 
 
+def test_largest_overlap_is_the_peak_between_the_steps_whatever_their_phase():
+    """The state's largest overlap is the peak of the overlap history, not the largest step
+    sample (peak_between_steps). A half-sine pulse delta(t) = D sin(pi t / T) sampled every dt
+    at 200 phases: the largest sample falls short by up to D (1 - cos(pi dt / 2T)) = 5.9e-6 m
+    here; the parabola through three samples errs by at most max|delta_ttt| dt^3 x 0.064 (the
+    quadratic interpolation bound max|(s+1) s (s-1)| / 6 = 0.064) = 3.8e-8 m, the bound used."""
+    D, T, dt = 0.3, 0.1, 4e-4  # [m], [s], [s]: a 56 km/h barrier pulse's scale
+    bound = D * (np.pi / T) ** 3 * dt**3 * 0.064
+
+    def largest(phase):
+        t = (jnp.arange(int(T / dt) + 3) + phase) * dt
+        deltas = D * jnp.sin(jnp.pi * jnp.clip(t, 0.0, T) / T)
+
+        def step(memory, d):
+            return crush_force(d, 0.0, memory, W, 1e9, B, 0.0, np.inf, N_EXP, 0.0).memory, None
+        return jax.lax.scan(step, jnp.zeros(3), deltas)[0][0], jnp.max(deltas)
+
+    est, sampled = jax.jit(jax.vmap(largest))(jnp.linspace(0.0, 1.0, 200, endpoint=False))
+    assert np.max(np.abs(np.asarray(est) - D)) <= bound
+    assert np.max(D - np.asarray(sampled)) > 100 * bound  # the sample maximum alone would not do
+
+
+def test_peak_between_steps_only_above_the_samples_it_brackets():
+    """Rising, falling and flat histories add nothing (0: the running maximum holds); a turn
+    between the last sample and this one gives the vertex, d_last + beta s* / 2; continuous
+    where the vertex reaches a sample (s* = 0 gives d_last, s* = 1 gives d_now), by hand."""
+    assert float(peak_between_steps(0.1, 0.2, 0.3)) == 0.0
+    assert float(peak_between_steps(0.3, 0.2, 0.1)) == 0.0
+    assert float(peak_between_steps(0.2, 0.2, 0.2)) == 0.0
+    p = float(peak_between_steps(0.1, 0.3, 0.25))  # beta = 0.075, kappa = 0.25: s* = 0.3
+    assert p == pytest.approx(0.3 + 0.5 * 0.075 * 0.3, rel=1e-12)
+    assert float(peak_between_steps(0.2, 0.3, 0.2)) == pytest.approx(0.3, rel=1e-12)  # s* = 0
+    assert float(peak_between_steps(0.1, 0.25, 0.3)) == pytest.approx(0.3, rel=1e-12)  # s* = 1 (kappa = beta)
+
 def test_series_structures_share_force_and_each_obey_campbell():
     """Two structures in series: the overlap splits as 1/B (equal forces); each one's residual
     crush satisfies F_max / w = A_i + B_i C_i (round-off only: 1e-12)."""
     a2, b2 = 30e3, 300e3
-    o = force(0.8, 0.0, 0.0, W, A, B, a2, b2, N_EXP, 0.0)
+    o = force(0.8, 0.0, jnp.zeros(3), W, A, B, a2, b2, N_EXP, 0.0)
     x1, x2 = np.asarray(o.crush)
     np.testing.assert_allclose(x1 + x2, 0.8, rtol=1e-12)
     np.testing.assert_allclose(B * x1, b2 * x2, rtol=1e-12)
@@ -71,7 +105,7 @@ def test_unloading_is_below_loading_and_returns_the_stated_fraction():
     (the integral of w B x_max ((x - x_p)/(x_max - x_p))^n, by hand)."""
     xmax = 0.5
     down = np.linspace(xmax, 0.0, 20001)
-    outs = jax.vmap(lambda d: crush_force(d, 0.0, xmax, W, A, B, 0.0, np.inf, N_EXP, 0.0))(jnp.asarray(down))
+    outs = jax.vmap(lambda d: crush_force(d, 0.0, jnp.full(3, xmax), W, A, B, 0.0, np.inf, N_EXP, 0.0))(jnp.asarray(down))
     f_down = np.asarray(outs.force)
     assert np.all(f_down <= W * B * down * (1 + 1e-12))
     xp = xmax - A / B
@@ -91,7 +125,7 @@ def test_unloading_returns_the_restitution_the_law_asks_for(xmax):
     Hand formula against the quadrature of the path (2e4 trapezoids of a power <= 25: 1e-4)."""
     n0, e_high = 24.5, 0.10
     down = np.linspace(xmax, 0.0, 20001)
-    outs = jax.vmap(lambda d: crush_force(d, 0.0, xmax, W, A, B, 0.0, np.inf, n0, 0.0, e_high))(jnp.asarray(down))
+    outs = jax.vmap(lambda d: crush_force(d, 0.0, jnp.full(3, xmax), W, A, B, 0.0, np.inf, n0, 0.0, e_high))(jnp.asarray(down))
     e_back = np.trapezoid(np.asarray(outs.force)[::-1], down[::-1])
     q = min(xmax, A / B) / xmax
     e = e_high + (np.sqrt(2.0 / (n0 + 1.0)) - e_high) * q**RESTITUTION_SHAPE
@@ -115,7 +149,9 @@ def test_no_permanent_crush_below_the_damage_threshold_and_reloading_retraces():
     d0 = A / B
     outs = _path([0.5 * d0, 0.2 * d0, 0.0, 0.3 * d0, 0.5 * d0, 0.6 * d0])
     assert float(outs[2].residual[0]) == 0.0 and float(outs[2].force) == 0.0
-    np.testing.assert_allclose(float(outs[3].force), float(_path([0.5 * d0, 0.3 * d0])[1].force), rtol=1e-12)
+    # the same unloading path as straight down from the peak (the peak between the samples
+    # 0, 0.5 d0, 0.2 d0 that both paths share)
+    np.testing.assert_allclose(float(outs[3].force), float(_path([0.5 * d0, 0.2 * d0, 0.3 * d0])[2].force), rtol=1e-12)
     np.testing.assert_allclose(float(outs[5].force), W * B * 0.6 * d0, rtol=1e-12)
 
 
@@ -124,8 +160,8 @@ def test_crush_rate_term_never_returns_energy():
     it while opening, so its power (F - F_static) * rate is never negative (it only absorbs)."""
     for rate in (-30.0, -2.0, 0.0, 3.0, 15.0):
         for d, dm in ((0.3, 0.3), (0.45, 0.5), (0.49, 0.5)):
-            o = force(d, rate, dm, W, A, B, 0.0, np.inf, N_EXP, 0.01)
-            s = force(d, 0.0, dm, W, A, B, 0.0, np.inf, N_EXP, 0.0)
+            o = force(d, rate, jnp.full(3, dm), W, A, B, 0.0, np.inf, N_EXP, 0.01)
+            s = force(d, 0.0, jnp.full(3, dm), W, A, B, 0.0, np.inf, N_EXP, 0.0)
             assert (float(o.force) - float(s.force)) * rate >= 0.0
 
 
@@ -196,7 +232,7 @@ def test_pair_force_is_horizontal_for_a_tilted_normal():
     geom = geom._replace(n1=n1, touching=jnp.asarray(True), phi1=jnp.asarray(-0.1))
     m1 = Motion(jnp.array([8.0, 0.0, 0.5]), jnp.zeros((3, 3)), jnp.zeros(3), jnp.eye(3))
     m2 = Motion(jnp.zeros(3), jnp.zeros((3, 3)), jnp.array([3.9, 0.0, 0.0]), jnp.eye(3))
-    _, t1, t2, f, _ = pair_terms(geom, jnp.zeros(2), jnp.zeros(()), m1, m2, p, p, cp)
+    _, t1, t2, f, _ = pair_terms(geom, jnp.zeros(2), jnp.zeros(3), m1, m2, p, p, cp)
     assert float(f) > 0.0 and float(t1.dv[2]) == 0.0 and float(t2.dv[2]) == 0.0
     assert float(t2.dv[0]) > 0.0  # pushed forward along the horizontal part of n1
 
@@ -235,19 +271,19 @@ def collide(m1, m2, heading2):
         return 0.5 * p.mass * b.v @ b.v + 0.5 * jnp.sum(p.my * jnp.sum(b.W * b.W, axis=0))
 
     def step(carry, _):
-        b1, b2, dmax, warm = carry
+        b1, b2, memory, warm = carry
         q1 = b1._replace(r=b1.r + DT * b1.v, F=b1.F + DT * b1.W)  # predicted positions
         q2 = b2._replace(r=b2.r + DT * b2.v, F=b2.F + DT * b2.W)
         g = pair_geometry("superellipsoid", q1.r, q1.F, AX, q2.r, q2.F, AX, warm, broad_phase="enclosing", iters=4)
-        _, t1, t2, f, crush = pair_terms(g, jnp.zeros(2), dmax, q1, q2, p1, p2, cp)
+        _, t1, t2, f, crush = pair_terms(g, jnp.zeros(2), memory, q1, q2, p1, p2, cp)
 
         def adv(b, t):
             return Motion(b.v + DT * t.dv, b.W + DT * t.dW, b.r + DT * b.v, b.F + DT * b.W)
 
         b1, b2 = adv(b1, t1), adv(b2, t2)
-        return (b1, b2, crush.dmax, g.warm), (m1 * b1.v + m2 * b2.v, ke(b1, p1) + ke(b2, p2), crush.touching)
+        return (b1, b2, crush.memory, g.warm), (m1 * b1.v + m2 * b2.v, ke(b1, p1) + ke(b2, p2), crush.touching)
 
-    carry = (b1, b2, jnp.zeros(()), cold_warm())
+    carry = (b1, b2, jnp.zeros(3), cold_warm())
     _, (mom, e, touching) = jax.lax.scan(step, carry, None, length=STEPS)
     return mom, e, ke(b1, p1) + ke(b2, p2), touching
 

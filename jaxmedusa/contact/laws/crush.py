@@ -24,7 +24,11 @@ delta_p) / delta_max (restitution^2 of the structure). n follows the state (unlo
 so that the restitution falls with the crush depth as staged tests show: e(q) = e_high +
 (e_low - e_high) q^6, e_low = sqrt(2 / (unload_exp + 1)), e_high = restitution_high.
 delta_max, the largest overlap reached, is the pair's state (core.state.PairState.crush):
-permanent.
+permanent. It is the peak of the overlap between the step samples, not the largest sample
+(`peak_between_steps`): a sample-based maximum makes the unloading path, and every outcome
+after it, depend on where the peak falls between two steps, and derivatives through a
+collision scatter by tens of % around the outcome's slope (docs/gradients.md). So the state
+holds, beside delta_max, the overlaps of the last two steps (core.state.CRUSH_MEMORY).
 
 Crush rate: F = w f(delta) max(0, 1 + zeta d(delta)/dt), zeta = ContactParams.crush_rate
 [s/m] (default 0; its power is never positive). The law is planar (CRASH3, EDSMAC): the force
@@ -56,7 +60,7 @@ from jaxmedusa.contact.shapes.support import extent, horizontal_tangent
 from jaxmedusa.contact.types import ContactLaw, ContactTerms, Crush, material_point_velocity
 from jaxmedusa.core.safe_math import TINY, normalize, safe_pow
 
-__all__ = ["CrushForce", "crush_force", "unloading_exponent", "RESTITUTION_SHAPE", "friction_force", "face_coefficients",
+__all__ = ["CrushForce", "crush_force", "peak_between_steps", "unloading_exponent", "RESTITUTION_SHAPE", "friction_force", "face_coefficients",
            "applied_terms", "body_normal", "engaged_width",
            "pair_terms", "wall_terms", "LAW", "FRONT", "REAR", "SIDE"]
 
@@ -64,13 +68,13 @@ FRONT, REAR, SIDE = 0, 1, 2  # order of VehicleParams.crush_a / crush_b
 
 
 class CrushForce(NamedTuple):
-    """The crush law's answer for one contact: force () normal force [N] (>= 0); dmax () new
-    largest overlap [m]; crush (2,) dynamic crush of body 1, body 2 [m]; residual (2,)
-    permanent crush [m]; power (2,) power into each structure [W] (negative while unloading
-    returns energy)."""
+    """The crush law's answer for one contact: force () normal force [N] (>= 0); memory (3,)
+    the new state (largest overlap, this step's overlap, the previous step's) [m]; crush (2,)
+    dynamic crush of body 1, body 2 [m]; residual (2,) permanent crush [m]; power (2,) power
+    into each structure [W] (negative while unloading returns energy)."""
 
     force: jnp.ndarray
-    dmax: jnp.ndarray
+    memory: jnp.ndarray
     crush: jnp.ndarray
     residual: jnp.ndarray
     power: jnp.ndarray
@@ -91,11 +95,31 @@ def unloading_exponent(q, unload_exp, restitution_high):
     return jnp.maximum(2.0 * q / jnp.maximum(e * e, TINY) - 1.0, 1.0)
 
 
-def crush_force(delta, rate, dmax, width, a1, b1, a2, b2, unload_exp, crush_rate, restitution_high=None) -> CrushForce:
+def peak_between_steps(d_before, d_last, d_now):
+    """The peak [m] of the overlap between the last step sample and this one, estimated from
+    the parabola through the last three samples (equal steps: two steps ago, one step ago,
+    now; each [m], >= 0), where that parabola is concave with its vertex in (t_last, t_now];
+    0 elsewhere.
+
+    With p(s) = d_last + beta s - kappa s^2 / 2 through s = -1, 0, 1 (in steps), beta =
+    (d_now - d_before) / 2 and kappa = 2 d_last - d_before - d_now, the vertex lies at s* =
+    beta / kappa with the value d_last + beta s* / 2 (<= d_last + beta / 2: bounded as kappa
+    -> 0). Exact for a quadratic overlap history, whatever the phase of the samples, so that
+    the unloading path no longer depends on it. Continuous in the samples: at s* = 1 the
+    value is d_now, at s* = 0 it is d_last (both already in the running maximum)."""
+    beta = 0.5 * (d_now - d_before)
+    kappa = 2.0 * d_last - d_before - d_now
+    inside = (beta >= 0.0) & (beta <= kappa) & (kappa > TINY)
+    s = beta / jnp.where(inside, kappa, 1.0)
+    return jnp.where(inside, d_last + 0.5 * beta * s, 0.0)
+
+
+def crush_force(delta, rate, memory, width, a1, b1, a2, b2, unload_exp, crush_rate, restitution_high=None) -> CrushForce:
     """Normal force of two crushable structures in series (module docstring).
 
     delta [m]: overlap (> 0 when touching; <= 0 gives no force); rate [m/s]: d(delta)/dt
-    (> 0 closing); dmax [m]: largest overlap so far (state); width [m]; a_i [N/m], b_i
+    (> 0 closing); memory (3,) [m]: the state (largest overlap so far, the overlaps of the
+    last two steps; zeros before any contact); width [m]; a_i [N/m], b_i
     [N/m^2]: Campbell coefficients of the faces in contact; b2 = inf for a rigid barrier (a2
     unused). unload_exp [-] >= 1: the unloading exponent below the damage threshold;
     crush_rate [s/m]; restitution_high [-]: the restitution of a severe crush (None: the
@@ -108,7 +132,8 @@ def crush_force(delta, rate, dmax, width, a1, b1, a2, b2, unload_exp, crush_rate
     b_s = jnp.where(rigid2, b1, b1 * b2f / (b1 + b2f))
     d0 = jnp.stack([a1 / b1, jnp.where(rigid2, 0.0, a2 / b2f)])  # CRASH3 no-damage deflections
     d = jnp.maximum(delta, 0.0)
-    dmax_new = jnp.maximum(dmax, d)
+    dmax, d_last, d_before = memory[0], memory[1], memory[2]
+    dmax_new = jnp.maximum(jnp.maximum(dmax, d), peak_between_steps(d_before, d_last, d))
     xmax = shares * dmax_new  # each structure's largest crush
     xp = jnp.maximum(xmax - d0, 0.0)  # permanent: Campbell's C = x_max - A/B
     dp = jnp.sum(xp)
@@ -125,12 +150,12 @@ def crush_force(delta, rate, dmax, width, a1, b1, a2, b2, unload_exp, crush_rate
     f = jnp.where(delta > 0.0, f, 0.0)
     # each structure's crush on the path: on loading the series shares; on unloading each
     # recovers in proportion to its elastic part (x_max_i - x_p_i)
-    loading = d >= dmax
+    loading = d >= dmax_new
     c_unl = jnp.where(ok, (xmax - xp) / jnp.where(ok, span, 1.0), shares)
     crush = jnp.where(loading, shares * d, xp + c_unl * jnp.maximum(d - dp, 0.0))
     share = jnp.where(loading, shares, c_unl)
     power = f * share * jnp.where(d - dp > 0.0, rate, 0.0)
-    return CrushForce(force=f, dmax=dmax_new, crush=crush, residual=xp, power=power)
+    return CrushForce(force=f, memory=jnp.stack([dmax_new, d, d_last]), crush=crush, residual=xp, power=power)
 
 
 def friction_force(normal_force, v_slide, mu, v_slip, t=None):
@@ -175,10 +200,10 @@ def engaged_width(lo1, hi1, lo2, hi2, width_min):
     return jnp.maximum(hi - lo, width_min), mid
 
 
-def pair_terms(geom, gamma, dmax, m1, m2, p1, p2, cp):
+def pair_terms(geom, gamma, memory, m1, m2, p1, p2, cp):
     """The ContactLaw interface (contact.types.ContactLaw) for one vehicle pair.
 
-    geom: PairGeometry (phi1 < 0 overlap, n1 outward normal of body 1, T1, T2); dmax () [m];
+    geom: PairGeometry (phi1 < 0 overlap, n1 outward normal of body 1, T1, T2); memory (3,) [m];
     m1, m2: Motion with the predicted r, F; p1, p2: VehicleParams (mass, my, contact_axes,
     crush_a, crush_b); cp: ContactParams (mu, v_slip, crush_rate, unload_exp, width_min,
     eps1, eps2). Returns (zeros (2,), terms1, terms2, force [N], Crush)."""
@@ -198,15 +223,15 @@ def pair_terms(geom, gamma, dmax, m1, m2, p1, p2, cp):
     v_rel = material_point_velocity(m2, X2) - material_point_velocity(m1, X1)
     rate = -jnp.dot(v_rel, n)  # closing speed [m/s]
     delta = jnp.where(geom.touching, -geom.phi1, 0.0)
-    out = crush_force(delta, rate, dmax, width, a1, b1, a2, b2, cp.unload_exp, cp.crush_rate, cp.restitution_high)
+    out = crush_force(delta, rate, memory, width, a1, b1, a2, b2, cp.unload_exp, cp.crush_rate, cp.restitution_high)
     f2 = out.force * n + friction_force(out.force, v_rel, cp.mu, cp.v_slip, t)  # on body 2
-    crush = Crush(touching=geom.touching & (out.force > 0.0), dmax=out.dmax, crush=out.crush,
+    crush = Crush(touching=geom.touching & (out.force > 0.0), memory=out.memory, crush=out.crush,
                   residual=out.residual, power=out.power, width=width, X=jnp.stack([X1, X2]),
                   normal=jnp.stack([body_normal(m1.F, n), body_normal(m2.F, -n)]))
     return jnp.zeros_like(gamma), applied_terms(-f2, X1, p1), applied_terms(f2, X2, p2), out.force, crush
 
 
-def wall_terms(wall, gamma, dmax, m, p, cp):
+def wall_terms(wall, gamma, memory, m, p, cp):
     """The ContactLaw wall interface: one vehicle (Motion m, VehicleParams p) against a rigid
     barrier (WallContact wall): crush_force with a rigid second body (B = infinity) and
     friction mu_barrier. Returns (gamma, terms, force [N], Crush)."""
@@ -214,11 +239,11 @@ def wall_terms(wall, gamma, dmax, m, p, cp):
     rate = -jnp.dot(v_p, wall.n)  # closing speed [m/s]
     depth = jnp.where(wall.touching, wall.depth, 0.0)
     a, b = face_coefficients(p.crush_a, p.crush_b, m.F, -wall.n)
-    out = crush_force(depth, rate, dmax, wall.width, a, b, 0.0, jnp.inf, cp.unload_exp, cp.crush_rate,
+    out = crush_force(depth, rate, memory, wall.width, a, b, 0.0, jnp.inf, cp.unload_exp, cp.crush_rate,
                       cp.restitution_high)
     f = out.force * wall.n + friction_force(out.force, v_p, cp.mu_barrier, cp.v_slip, horizontal_tangent(wall.n))
     z3 = jnp.zeros_like(wall.X)
-    crush = Crush(touching=wall.touching & (out.force > 0.0), dmax=out.dmax, crush=out.crush,
+    crush = Crush(touching=wall.touching & (out.force > 0.0), memory=out.memory, crush=out.crush,
                   residual=out.residual, power=out.power, width=wall.width, X=jnp.stack([wall.X, z3]),
                   normal=jnp.stack([body_normal(m.F, -wall.n), z3]))
     return gamma, applied_terms(f, wall.X, p), out.force, crush

@@ -45,15 +45,15 @@ def medusa_law(geom, gamma, state1, state2, params):
     return gamma_new, terms1, terms2
 
 
-def pair_terms(geom, gamma, dmax, m1, m2, p1, p2, cp):
+def pair_terms(geom, gamma, memory, m1, m2, p1, p2, cp):
     """The ContactLaw interface (contact.types.ContactLaw): MEDUSA's law, whose force is
     |gamma2| times body 1's mass (gamma2 is an acceleration of body 1). No structures: the
     crush reported is the overlap."""
     gamma_new, t1, t2 = medusa_law(geom, gamma, m1, m2, cp)
-    return gamma_new, t1, t2, jnp.abs(gamma_new[1]) * p1.mass, overlap_crush(geom.touching, -geom.phi1, dmax)
+    return gamma_new, t1, t2, jnp.abs(gamma_new[1]) * p1.mass, overlap_crush(geom.touching, -geom.phi1, memory)
 
 
-def wall_terms(wall, gamma, dmax, m, p, cp):
+def wall_terms(wall, gamma, memory, m, p, cp):
     """The ContactLaw wall interface: vehicle.c's multipliers with the wall as a body at rest
     (body 2: T2 on the wall face, so phi1 = -depth; multipliers per vehicle and barrier)."""
     z3 = jnp.zeros(3, wall.T.dtype)
@@ -61,7 +61,7 @@ def wall_terms(wall, gamma, dmax, m, p, cp):
                         T2=wall.T + wall.depth * wall.n, X1=wall.X, X2=z3, residual=jnp.zeros_like(wall.depth),
                         warm=jnp.zeros(1, wall.T.dtype))
     gamma_new, terms, _ = medusa_law(geom, gamma, m, Motion(z3, jnp.zeros((3, 3), z3.dtype)), cp)
-    return gamma_new, terms, jnp.abs(gamma_new[1]) * p.mass, overlap_crush(wall.touching, wall.depth, dmax)
+    return gamma_new, terms, jnp.abs(gamma_new[1]) * p.mass, overlap_crush(wall.touching, wall.depth, memory)
 
 
 # MEDUSA's bounding spheres (largest semi-axis) as contact.c's broad phase. The default

@@ -39,15 +39,15 @@ def physical_law(geom, state1, state2, params1, params2, contact_params):
     return terms1, terms2
 
 
-def pair_terms(geom, gamma, dmax, m1, m2, p1, p2, cp):
+def pair_terms(geom, gamma, memory, m1, m2, p1, p2, cp):
     """The ContactLaw interface (contact.types.ContactLaw); this law has no multipliers and
     no structures (the crush reported is the overlap)."""
     t1, t2 = physical_law(geom, m1, m2, p1, p2, cp)
-    crush = overlap_crush(geom.touching, -geom.phi1, dmax)
+    crush = overlap_crush(geom.touching, -geom.phi1, memory)
     return jnp.zeros_like(gamma), t1, t2, normal_force(geom, m1, m2, cp), crush
 
 
-def wall_terms(wall, gamma, dmax, m, p, cp):
+def wall_terms(wall, gamma, memory, m, p, cp):
     """The ContactLaw wall interface: stiffness * depth + damping * closing speed (>= 0) along
     the wall normal, at the wall contact point, through the mass matrix (eq. 1.31)."""
     rate = -jnp.dot(material_point_velocity(m, wall.X), wall.n)  # closing speed [m/s]
@@ -55,7 +55,7 @@ def wall_terms(wall, gamma, dmax, m, p, cp):
     force = f * wall.n
     z3, z33 = jnp.zeros_like(force), jnp.zeros((3, 3), force.dtype)
     terms = ContactTerms(z3, z33, force / p.mass, jnp.outer(force, wall.X / p.my))
-    return jnp.zeros_like(gamma), terms, f, overlap_crush(wall.touching, wall.depth, dmax)
+    return jnp.zeros_like(gamma), terms, f, overlap_crush(wall.touching, wall.depth, memory)
 
 
 # Spheres that enclose the shapes: MEDUSA's spheres miss corner contacts until the surfaces overlap.

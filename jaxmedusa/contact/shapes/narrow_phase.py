@@ -45,6 +45,8 @@ __all__ = ["pair_geometry", "cold_warm", "implicit_solver", "WARM_SIZE", "DEFAUL
 
 BROAD_PHASES = ("medusa", "enclosing")
 
+# relative Tikhonov damping of the implicit derivative's 4x4 solve (implicit_solver)
+IMPLICIT_DAMPING = 1e-6
 DEFAULT_ITERS = 8  # most LM iterations per problem; 1-3 suffice when warm-started every step
 # warm start: y1 (3), y2 (3) (the previous unit-surface points), then mu1, mu2, the damping
 # each search ended at: a diagnostic, not read back (_solve_one says why) (core.state.CONTACT_WARM_SIZE)
@@ -193,8 +195,9 @@ def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False):
     converged, every step is rejected and the tangent is frozen at whatever the warm start
     carried from earlier steps); it is the derivative of the solution of the optimality
     conditions R(y, lam; c, M, eps) = 0 (`_optimality`): dz = -(dR/dz)^-1 (dR/dtheta) dtheta,
-    one 4x4 solve per problem. A singular system (a non-strict minimum, e.g. parallel flat
-    faces) gives a zero tangent instead of NaN.
+    one 4x4 solve per problem, damped where the system is nearly singular (a non-strict
+    minimum, e.g. parallel flat faces: see the comment in the rule); a singular one gives a
+    zero tangent instead of NaN.
 
     gauge(y, eps) -> G(y); eps: a tuple of traced squareness exponents, or () when they are
     static (closed into gauge). gauge_derivatives(y, eps) -> (G, grad G, hess G), the closed
@@ -223,7 +226,18 @@ def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False):
         # the check is on the primal J only, so the rule stays linear in the tangents (reverse mode)
         det = jnp.linalg.det(J)
         ok = jnp.isfinite(det) & (jnp.abs(det) > 1e-12 * jnp.maximum(jnp.max(jnp.abs(J)), TINY) ** 4)
-        dz = jnp.where(ok, jnp.linalg.solve(jnp.where(ok, J, jnp.eye(4, dtype=J.dtype)), -rhs), 0.0)
+        # damped (Tikhonov) least squares, (J^T J + lam^2 I) dz = -J^T rhs, lam = IMPLICIT_DAMPING
+        # max|J|: the exact solve where J is well conditioned (relative change (lam/sigma_min)^2,
+        # below 1e-6 for sigma_min > 1e-3 max|J|), a bounded tangent where it is nearly singular.
+        # Nearly parallel, nearly flat faces (superellipsoids, eps 0.4) make J nearly singular:
+        # the deepest point slides along the face, its exact tangent grows as 1/sigma_min, and
+        # whether an iteration landed a hair nearer the singularity (XLA rounds a batch of
+        # scenarios differently from one) changed forward-mode derivatives of a whole run by
+        # 10-300x at isolated scenarios (docs/gradients.md, "Nearly singular contact points").
+        Js = jnp.where(ok, J, jnp.eye(4, dtype=J.dtype))
+        lam = IMPLICIT_DAMPING * jnp.max(jnp.abs(Js))
+        normal = Js.T @ Js + lam * lam * jnp.eye(4, dtype=J.dtype)
+        dz = jnp.where(ok, jnp.linalg.solve(normal, -(Js.T @ rhs)), 0.0)
         dy = dz[:3]
         _, dfy = jax.jvp(lambda u, c_, M_, e_: gauge(c_ + M_ @ u, e_), (y, c, M, eps), (dy, dc, dM, deps))
         return (y, fy, mu), (dy, dfy, jnp.zeros_like(mu))
