@@ -84,7 +84,8 @@ def main() -> None:
               f"draws of {a.chains} chains ({r['wall_s'] / r['draws']:.2f} s per draw); leapfrog steps per draw "
               f"{r['steps_mean']:.1f} a chain, {r['steps_max_per_draw']:.1f} the longest chain", flush=True)
     diff = np.abs(np.asarray(results[0]["position"]) - np.asarray(results[1]["position"])).max()
-    print(f"speed-up {results[0]['wall_s'] / results[1]['wall_s']:.2f}; largest difference between the draws {diff:.2e}")
+    print(f"speed-up {results[0]['wall_s'] / results[1]['wall_s']:.2f}; largest difference between the draws "
+          f"{diff:.2e}")
 
 
 if __name__ == "__main__":

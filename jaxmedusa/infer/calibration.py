@@ -102,4 +102,5 @@ def calibrate(spec: InferSpec, replications: int = 100, warmup: int = 100, draws
     counts = np.stack([np.bincount(r[:, j] * bins // (L + 1), minlength=bins) for j in range(r.shape[1])])
     p = np.array([stats.chisquare(cnt).pvalue for cnt in counts])
     return Calibration(truth=truth, ranks=ranks, n_draws=L, chi2_p=p, coverage90=c.mean(axis=0),
-                       divergent=int(np.asarray(d.divergent)[keep].sum()), draws_total=int(keep.sum()) * draws, failed=int((~keep).sum()), bins=bins)
+                       divergent=int(np.asarray(d.divergent)[keep].sum()), draws_total=int(keep.sum()) * draws,
+                       failed=int((~keep).sum()), bins=bins)

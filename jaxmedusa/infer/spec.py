@@ -48,7 +48,8 @@ from jaxmedusa.fit.spec import FitError, FitSpec, fit_from_dict
 from jaxmedusa.infer.priors import Prior, parse_prior
 from jaxmedusa.io.validation import InputErrors, read_toml
 
-__all__ = ["InferSpec", "InferOptions", "Nuisance", "load_infer", "infer_from_dict", "NUISANCE_PATHS", "DENSE_MAX_UNKNOWNS"]
+__all__ = ["InferSpec", "InferOptions", "Nuisance", "load_infer", "infer_from_dict", "NUISANCE_PATHS",
+           "DENSE_MAX_UNKNOWNS"]
 
 _INFER_KEYS = ("chains", "draws", "warmup", "seed", "likelihood", "nu", "gradient", "target_accept",
                "max_tree_depth", "start", "mass_matrix")

@@ -18,7 +18,8 @@ import jaxmedusa  # sets XLA_FLAGS (two CPU devices) before JAX starts
 from jaxmedusa.infer.sampler import Sampler
 f = lambda u: -0.5 * jnp.sum((u - 1.0) ** 2 / jnp.array([1.0, 4.0]))   # N((1, 1), diag(1, 4))
 out = {"devices": len(jax.devices())}
-samplers = {"one": Sampler(f, 4, chunk=20, dense=True, devices=jax.devices()[:1]), "two": Sampler(f, 4, chunk=20, dense=True)}
+samplers = {"one": Sampler(f, 4, chunk=20, dense=True, devices=jax.devices()[:1]),
+            "two": Sampler(f, 4, chunk=20, dense=True)}
 samplers["two_again"] = samplers["two"]  # the same compiled programs, run again
 for name, s in samplers.items():
     states, params = s.warmup(jax.random.PRNGKey(0), jnp.zeros((4, 2)), 60)
