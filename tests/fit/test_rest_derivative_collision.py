@@ -85,7 +85,7 @@ def test_derivative_of_the_collision_follows_the_outcome(spec):
 
 @pytest.mark.slow
 def test_rest_position_derivative_through_the_collision(spec):
-    """(About three minutes.) Issue 27's check on the worked example: d(rest x of vehicle 1) /
+    """(About a minute.) Issue 27's check on the worked example: d(rest x of vehicle 1) /
     d(v1) through the collision and the locked slide to rest, forward mode vs central
     differences inside a piece at 1e-3; and over 21 points 2.5e-3 m/s apart, forward mode
     within 8 % rms of the grid's central differences (measured 4 % with the peak estimate,
