@@ -6,7 +6,7 @@ the whole worked example.
     python benchmarks/infer_speed.py --file studies/infer_offset_brake.toml --end-time 0.3 --chains 2  # a quick check
 
 The default file is the worked example, studies/infer_offset_brake.toml (friction unknown);
---full runs it as the file says (4 chains, 150 warmup + 150 draws) and prints its wall time,
+--full runs it as the file says (4 chains, 200 warmup + 150 draws) and prints its wall time,
 the chain-gradients it took and their rate; `--chains` sets the batch of (1) only.
 
 1. gradient: jit(vmap(value_and_grad(log_density))) over C chains, forward mode (one

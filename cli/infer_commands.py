@@ -59,7 +59,8 @@ def infer(
     out = out or Path("results") / spec.name
     console.print(f"[bold]{spec.name}[/]: {len(spec.priors)} parameter(s) ({', '.join(spec.names)}), "
                   f"{spec.fit.n_residuals} observed quantities; {o.chains} chains x ({o.warmup} warmup + {o.draws} "
-                  f"draws), {mode}-mode gradients, {o.likelihood} likelihood; law {spec.fit.settings.contact_law}, "
+                  f"draws), {mode}-mode gradients, {'dense' if spec.dense_mass else 'diagonal'} mass matrix, "
+                  f"{o.likelihood} likelihood; law {spec.fit.settings.contact_law}, "
                   f"t = {spec.fit.settings.end_time:g} s")
     with Progress(TextColumn("[bold]{task.fields[phase]}[/]"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True, disable=no_progress) as bar:

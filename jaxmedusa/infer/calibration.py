@@ -16,7 +16,8 @@ multiple of 20), i.e. k <= rank <= L - k: an exact sampler covers exactly 0.90 (
 sqrt(0.09 / R)); interpolated 5/95 % quantiles of L = 29 draws would cover only about 0.87.
 
 All replications run as one vmapped batch (R simulations per leapfrog step) and one
-compilation. Thinning (every `thin`-th draw) reduces the autocorrelation that Talts et al.
+compilation, split evenly over the process's devices (sampler.over_chains;
+JAXMEDUSA_CPU_DEVICES=2 on a 2-core CPU). Thinning (every `thin`-th draw) reduces the autocorrelation that Talts et al.
 show bends the rank histogram. A replication whose truth makes the simulation fail is
 counted in `failed` and left out of the statistics.
 """
@@ -30,7 +31,7 @@ import numpy as np
 from scipy import stats
 
 from jaxmedusa.infer.posterior import LogPosterior
-from jaxmedusa.infer.sampler import sample
+from jaxmedusa.infer.sampler import over_chains, sample
 from jaxmedusa.infer.spec import InferSpec
 
 # The calibration problems docs/inference.md reports, as inference tables (infer_from_dict;
@@ -84,10 +85,10 @@ def calibrate(spec: InferSpec, replications: int = 100, warmup: int = 100, draws
 
     def one(key, y):
         return sample(post.with_observed(y), jnp.asarray(u0)[None, :], key, warmup, draws, o.target_accept,
-                      o.max_tree_depth)
+                      o.max_tree_depth, spec.dense_mass)
 
     keys = jax.random.split(jax.random.PRNGKey(seed), replications)
-    d = jax.jit(jax.vmap(one))(keys, jnp.asarray(observed))
+    d = over_chains(one, replications)(keys, jnp.asarray(observed))  # split over the CPU devices, if several
     theta = np.asarray(jax.vmap(jax.vmap(jax.vmap(post.to_theta)))(d.position))[:, 0, ::thin]  # (R, L, n)
     theta = theta[:, -(draws // thin):]
     keep = np.asarray(ok)
@@ -101,4 +102,5 @@ def calibrate(spec: InferSpec, replications: int = 100, warmup: int = 100, draws
     counts = np.stack([np.bincount(r[:, j] * bins // (L + 1), minlength=bins) for j in range(r.shape[1])])
     p = np.array([stats.chisquare(cnt).pvalue for cnt in counts])
     return Calibration(truth=truth, ranks=ranks, n_draws=L, chi2_p=p, coverage90=c.mean(axis=0),
-                       divergent=int(np.asarray(d.divergent)[keep].sum()), draws_total=int(keep.sum()) * draws, failed=int((~keep).sum()), bins=bins)
+                       divergent=int(np.asarray(d.divergent)[keep].sum()), draws_total=int(keep.sum()) * draws,
+                       failed=int((~keep).sum()), bins=bins)

@@ -8,6 +8,11 @@ or with [infer] start = "fit" (or `fit_estimate`) `jaxmedusa fit`'s least-square
 the fit's unknowns (the nuisance parameters at their initial values), each chain displaced
 by 0.1 prior standard deviations (in the sampler's coordinates, seeded) so that R-hat can
 see chains that do not mix.
+
+Warmup: each chain's first inverse mass matrix is the Laplace covariance at its start (the
+inverse Gauss-Newton curvature, posterior.py), which the window adaptation then replaces by
+the draws' covariance (dense or diagonal: spec.dense_mass); the chains are split over the
+process's devices (sampler.over_chains; JAXMEDUSA_CPU_DEVICES=2 on a 2-core CPU).
 """
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ import pandas as pd
 from jaxmedusa.fit import FitProblem, solve_fit
 from jaxmedusa.infer.model import InferProblem
 from jaxmedusa.infer.posterior import LogPosterior
-from jaxmedusa.infer.sampler import Sampler
+from jaxmedusa.infer.sampler import Sampler, over_chains
 from jaxmedusa.infer.spec import InferSpec
 from jaxmedusa.infer.tables import posterior_table, summary_table
 
@@ -76,10 +81,15 @@ def run_inference(spec: InferSpec, progress: Callable | None = None, fit_estimat
             raise ValueError(f"{spec.source}: the fit's answer lies outside the prior's support for {', '.join(bad)}")
     u0 = jnp.asarray(chain_starts(post, theta0, o.chains, o.seed))
     key_w, key_d = jax.random.split(jax.random.PRNGKey(o.seed))
-    sampler = Sampler(post.log_density, o.target_accept, o.max_tree_depth, chunk=min(chunk, o.draws))
+    sampler = Sampler(post.log_density, o.chains, o.target_accept, o.max_tree_depth, chunk=min(chunk, o.draws),
+                      dense=spec.dense_mass)
     report("warmup", 0, o.warmup)
     begin = time.perf_counter()
-    states, params = sampler.warmup(key_w, u0, o.warmup)
+    # the first inverse mass matrix: the Laplace covariance at each start (posterior.py), so
+    # that the warmup's first windows do not step through a posterior 10-100 times narrower
+    # in some directions than in others with the identity (long trajectories: the cost)
+    inverse_mass = over_chains(lambda u: post.initial_inverse_mass(u, spec.dense_mass), o.chains)(u0)
+    states, params = sampler.warmup(key_w, u0, o.warmup, inverse_mass)
     jax.block_until_ready(states)
     wall_warmup = time.perf_counter() - begin
     report("warmup", o.warmup, o.warmup)

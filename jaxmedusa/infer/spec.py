@@ -27,6 +27,8 @@ the others). Besides the fit's paths, these model paths are accepted here (model
     nu = 4.0                              # degrees of freedom of the Student-t
     gradient = "auto"                     # "forward" | "reverse" | "auto" (posterior.py's rule)
     target_accept = 0.8                   # the step-size adaptation's target
+    mass_matrix = "dense"                 # or "diagonal"; default dense for <= DENSE_MAX_UNKNOWNS
+                                          #   unknowns (10), diagonal above (docs/inference.md)
     max_tree_depth = 8                    # NUTS doublings per draw at most
     start = "prior"                       # "prior": chains start near the initial values;
                                           #   "fit": from `jaxmedusa fit`'s answer, run first
@@ -46,13 +48,19 @@ from jaxmedusa.fit.spec import FitError, FitSpec, fit_from_dict
 from jaxmedusa.infer.priors import Prior, parse_prior
 from jaxmedusa.io.validation import InputErrors, read_toml
 
-__all__ = ["InferSpec", "InferOptions", "Nuisance", "load_infer", "infer_from_dict", "NUISANCE_PATHS"]
+__all__ = ["InferSpec", "InferOptions", "Nuisance", "load_infer", "infer_from_dict", "NUISANCE_PATHS",
+           "DENSE_MAX_UNKNOWNS"]
 
 _INFER_KEYS = ("chains", "draws", "warmup", "seed", "likelihood", "nu", "gradient", "target_accept",
-               "max_tree_depth", "start")
+               "max_tree_depth", "start", "mass_matrix")
 LIKELIHOODS = ("normal", "student_t")
 GRADIENTS = ("auto", "forward", "reverse")
 STARTS = ("prior", "fit")
+MASS_MATRICES = ("dense", "diagonal")
+# A dense inverse mass matrix by default up to this many unknowns: the window adaptation
+# estimates n (n + 1) / 2 covariances from its slow windows' draws (a few hundred), which is
+# enough for ten; above, a diagonal one (docs/inference.md, "Method").
+DENSE_MAX_UNKNOWNS = 10
 NUISANCE_PATHS = ("tires.friction", "vehicles.N.crush_scale", "vehicles.N.mass")
 _PER_VEHICLE = re.compile(r"^vehicles\.(\d+)\.(crush_scale|mass)$")
 
@@ -69,6 +77,7 @@ class InferOptions:
     target_accept: float = 0.8
     max_tree_depth: int = 8
     start: str = "prior"
+    mass_matrix: str | None = None  # "dense" | "diagonal"; None: by DENSE_MAX_UNKNOWNS (InferSpec.dense_mass)
 
 
 @dataclass(frozen=True)
@@ -107,6 +116,13 @@ class InferSpec:
     @property
     def name(self) -> str:
         return self.fit.name
+
+    @property
+    def dense_mass(self) -> bool:
+        """A dense inverse mass matrix: the file's [infer] mass_matrix, else n <= DENSE_MAX_UNKNOWNS."""
+        if self.options.mass_matrix is None:
+            return len(self.priors) <= DENSE_MAX_UNKNOWNS
+        return self.options.mass_matrix == "dense"
 
     @property
     def source(self) -> str:
@@ -175,7 +191,8 @@ def _options(t: dict, err: InputErrors) -> InferOptions:
             if not isinstance(v, int) or isinstance(v, bool) or v < low:
                 err.fail(f"infer.{key}", f"a whole number >= {low} expected, got {v!r}")
             vals[key] = v
-    for key, allowed in (("likelihood", LIKELIHOODS), ("gradient", GRADIENTS), ("start", STARTS)):
+    for key, allowed in (("likelihood", LIKELIHOODS), ("gradient", GRADIENTS), ("start", STARTS),
+                         ("mass_matrix", MASS_MATRICES)):
         if key in t:
             if t[key] not in allowed:
                 err.fail(f"infer.{key}", f"one of {', '.join(allowed)} expected, got {t[key]!r}")

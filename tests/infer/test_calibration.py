@@ -64,8 +64,8 @@ def test_calibration_contact():
 @pytest.mark.slow
 def test_worked_example_converges():
     """The worked example (studies/infer_offset_brake.toml, docs/inference.md) as the file
-    says (4 chains, 150 warmup, 150 draws): R-hat < 1.01 and no divergences (the issue's
-    check). About 25 minutes of one core."""
+    says (4 chains, 200 warmup, 150 draws, dense mass matrix): R-hat < 1.01 and no divergences (the issue's
+    check). About 35 minutes of CPU (48 min wall on a shared 2-core machine, 2026-11-26)."""
     from pathlib import Path
 
     from jaxmedusa.infer import load_infer, run_inference

@@ -71,13 +71,30 @@ def test_bad_files_exit_2(tmp_path, change, key, words):
     assert str(path) in text and key in text and words in text, text
 
 
-def test_bad_infer_option_exit_2(tmp_path):
+@pytest.mark.parametrize("option, key", [({"likelihood": "cauchy"}, "infer.likelihood"),
+                                         ({"mass_matrix": "full"}, "infer.mass_matrix"),
+                                         ({"target_accept": 1.0}, "infer.target_accept")])
+def test_bad_infer_option_exit_2(tmp_path, option, key):
     import copy
     table = copy.deepcopy(BASE)
-    table["infer"] = {"likelihood": "cauchy"}
+    table["infer"] = option
     path = _write(tmp_path, table)
     result = CliRunner().invoke(app, ["infer", str(path), "--no-progress"])
-    assert result.exit_code == 2 and "infer.likelihood" in result.output
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2 and key in text and str(path) in text, text
+
+
+def test_mass_matrix_default_by_unknowns():
+    """dense up to DENSE_MAX_UNKNOWNS unknowns, unless the file says otherwise."""
+    import copy
+
+    from helpers import EXAMPLES
+    from jaxmedusa.infer import infer_from_dict
+    table = copy.deepcopy(BASE)
+    table["scenario"] = {"path": str(EXAMPLES / "straight")}
+    assert infer_from_dict(table).dense_mass
+    table["infer"] = {"mass_matrix": "diagonal"}
+    assert not infer_from_dict(table).dense_mass
 
 
 def test_likelihoods_equal_scipy():
