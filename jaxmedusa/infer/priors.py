@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.special import ndtr
 from scipy import stats
 
 __all__ = ["Prior", "FAMILIES", "parse_prior"]
