@@ -212,16 +212,15 @@ def _numeric(metrics: dict) -> dict:
     return {k: v for k, v in metrics.items() if isinstance(v, np.ndarray) and v.dtype.kind in "biuf"}
 
 
-def check_base(study: Study, chunk_size: int = 1, sharding=None) -> dict | None:
+def check_base(study: Study, run_chunk, chunk_size: int = 1, sharding=None) -> dict | None:
     """Run the precision check of a float32 study (module docstring); None for float64.
+    run_chunk: study.runner.run_chunk (passed in: the runner imports this module).
     Call it inside `computing_in(study.precision)`: the float32 base then compiles the
     program the sweep's chunks run. Raises StudyError (naming the file, the key and the
     worst metric) when a metric is beyond its tolerance; returns the table metadata
     {"jaxmedusa.precision": ..., "jaxmedusa.precision_check": JSON of the figures}."""
     if study.precision == "float64":
         return None
-    from jaxmedusa.study.runner import run_chunk  # (runner imports this module)
-
     base = [(study.base, dict(study.tire), dict(study.contact))]
     with computing_in("float64"):
         ref, _, _ = run_chunk(study, base, chunk_size, sharding, precision="float64")

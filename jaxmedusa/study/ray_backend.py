@@ -26,7 +26,7 @@ from pathlib import Path
 import jax
 
 from jaxmedusa.study.precision import check_base
-from jaxmedusa.study.runner import (SweepInterrupted, SweepSummary, progress_bar, plan_sweep, prepare_out,
+from jaxmedusa.study.runner import (SweepInterrupted, SweepSummary, plan_sweep, prepare_out, progress_bar, run_chunk,
                                     summarize_out, write_chunk)
 from jaxmedusa.study.spec import Study
 
@@ -76,7 +76,7 @@ def run_study_ray(study: Study, out: str | Path | None = None, batch: int | None
         has_gpu = ray.cluster_resources().get("GPU", 0) >= 1
         # the chunk size is planned for the devices a task gets: one GPU, or one CPU device
         plan = plan_sweep(study, batch, None, 1, "gpu" if has_gpu else "cpu")
-        plan.meta.update(check_base(study, plan.size) or {})  # float32: checked here first (study/precision.py)
+        plan.meta.update(check_base(study, run_chunk, plan.size) or {})  # float32: checked here first (study/precision.py)
         todo, kept = prepare_out(out, plan, resume)
         task = ray.remote(num_gpus=1 if has_gpu else 0, num_cpus=1, max_retries=2)(_chunk_task)
         env = {"JAX_ENABLE_X64": "1"}

@@ -394,7 +394,7 @@ def run_study(study: Study, out: str | Path | None = None, batch: int | None = N
     # one precision switch for the check and every chunk (study/precision.py): a float32
     # study is checked against float64 on its base scenario before anything is written
     with computing_in(study.precision):
-        plan.meta.update(check_base(study, plan.size, sharding) or {})
+        plan.meta.update(check_base(study, run_chunk, plan.size, sharding) or {})
         return _sweep(study, out, plan, sharding, resume, progress)
 
 
