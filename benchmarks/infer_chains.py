@@ -26,8 +26,6 @@ import time
 
 
 def child(a) -> dict:
-    import dataclasses
-
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -35,13 +33,11 @@ def child(a) -> dict:
     from jaxmedusa.infer import LogPosterior, load_infer
     from jaxmedusa.infer.run import chain_starts
     from jaxmedusa.infer.sampler import Sampler, over_chains
+    from jaxmedusa.infer.spec import observed_at
 
     spec = load_infer(a.file)
     if a.end_time is not None:
-        fit = spec.fit
-        settings = dataclasses.replace(fit.settings, end_time=a.end_time)
-        obs = [dataclasses.replace(o, time=a.end_time) for o in fit.observations]
-        spec = dataclasses.replace(spec, fit=dataclasses.replace(fit, settings=settings, observations=obs))
+        spec = observed_at(spec, a.end_time)
     o = spec.options
     post = LogPosterior(spec)
     u0 = jnp.asarray(chain_starts(post, spec.initial, a.chains, o.seed))

@@ -45,18 +45,14 @@ def main() -> None:
     ap.add_argument("--full", action="store_true", help="also run the whole inference")
     a = ap.parse_args()
 
-    import dataclasses
-
     from jaxmedusa.infer import LogPosterior, load_infer, run_inference
     from jaxmedusa.infer.run import chain_starts
     from jaxmedusa.infer.sampler import sample
+    from jaxmedusa.infer.spec import observed_at
 
     spec = load_infer(a.file)
     if a.end_time is not None:
-        fit = spec.fit
-        settings = dataclasses.replace(fit.settings, end_time=a.end_time)
-        obs = [dataclasses.replace(o, time=a.end_time) for o in fit.observations]
-        spec = dataclasses.replace(spec, fit=dataclasses.replace(fit, settings=settings, observations=obs))
+        spec = observed_at(spec, a.end_time)
     print(f"{spec.name}: {len(spec.priors)} parameters, t = {spec.fit.settings.end_time:g} s, dt = "
           f"{spec.fit.settings.dt:g} s, {a.chains} chains, backend {jax.default_backend()} "
           f"({jax.devices()[0].device_kind})")

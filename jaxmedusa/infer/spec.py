@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from jaxmedusa.fit.spec import FitError, FitSpec, fit_from_dict
@@ -49,7 +49,7 @@ from jaxmedusa.infer.priors import Prior, parse_prior
 from jaxmedusa.io.validation import InputErrors, read_toml
 
 __all__ = ["InferSpec", "InferOptions", "Nuisance", "load_infer", "infer_from_dict", "NUISANCE_PATHS",
-           "DENSE_MAX_UNKNOWNS"]
+           "DENSE_MAX_UNKNOWNS", "observed_at"]
 
 _INFER_KEYS = ("chains", "draws", "warmup", "seed", "likelihood", "nu", "gradient", "target_accept",
                "max_tree_depth", "start", "mass_matrix")
@@ -127,6 +127,14 @@ class InferSpec:
     @property
     def source(self) -> str:
         return self.fit.source
+
+
+def observed_at(spec: InferSpec, end_time: float) -> InferSpec:
+    """The same inference with the run and every observation moved to end_time [s] (the
+    benchmarks' way to time a shorter simulation of the same problem)."""
+    fit = spec.fit
+    obs = [replace(o, time=end_time) for o in fit.observations]
+    return replace(spec, fit=replace(fit, settings=replace(fit.settings, end_time=end_time), observations=obs))
 
 
 def load_infer(path: str | Path, options: dict | None = None) -> InferSpec:
