@@ -2,9 +2,10 @@
 with the outcome tracker, and written to the chunk store (store.py).
 
 The samples are split into chunks of `batch` scenarios (the last one padded by repeating
-its last scenario, padding rows dropped), so the run compiles once. Each chunk runs over
-all local devices (the batch axis sharded over a 1-D mesh) as a loop of short jitted
-advances (`SLICES` per chunk), so Ctrl-C is acted on within seconds and the progress bar
+its last scenario, padding rows dropped), so the run compiles once. On a CPU, up to one chunk per core
+runs at once, each on its own thread (study/workers.py); with several local devices a
+chunk runs over all of them (the batch axis sharded over a 1-D mesh). A chunk is a loop of
+short jitted advances (`SLICES` per chunk), so Ctrl-C is acted on within seconds and the progress bar
 moves with the simulated time. `resume` skips chunks already written by the same study
 and chunk size and names what changed otherwise; `shard=(i, N)` runs chunks k with
 k % N == i, the chunk size capped at n // N so that every shard has work when n >= N.
@@ -46,6 +47,7 @@ from jaxmedusa.study.precision import check_base, computing_in, to_precision
 from jaxmedusa.study.spec import Study, StudyError
 from jaxmedusa.study.store import (chunk_meta, chunk_path, finalize, spec_changes, status_counts, study_meta,
                                    write_manifest)
+from jaxmedusa.study.workers import default_workers, run_side_by_side
 
 __all__ = ["run_study", "run_chunk", "run_batch", "device_sharding", "auto_batch_size", "parse_shard",
            "SweepSummary", "SweepInterrupted", "progress_bar", "summarize_out", "plan_sweep", "prepare_out", "write_chunk", "SweepPlan",
@@ -205,14 +207,15 @@ def _own_search(settings: Settings) -> bool:
 
 
 def auto_batch_size(n_samples: int, n_devices: int = 1, backend: str | None = None, settings: Settings | None = None,
-                    n_vehicles: int = 2) -> int:
+                    n_vehicles: int = 2, workers: int = 1) -> int:
     """Default chunk size, aimed at CHUNK_SECONDS of run per chunk. CPU: the cost model
     above with end_time / dt steps per scenario (dt is MEDUSA's largest step), between 1
     and 256 scenarios per device (throughput stops growing there: RESULTS.md). GPU/TPU:
     4096 per device (a batch runs in parallel, so the chunk's time hardly grows with its
     size; not measured on a GPU yet). Rounded up to a multiple of the devices. A shape with
     its own search (medusa_search, the MEDUSA law's default) runs one scenario per chunk on
-    a CPU (OWN_SEARCH_CHUNK_ON_CPU)."""
+    a CPU (OWN_SEARCH_CHUNK_ON_CPU). With `workers` chunks side by side (study/workers.py)
+    a small study is split so that each gets one: at most ceil(n_samples / workers)."""
     backend = backend or jax.default_backend()
     if backend == "cpu" and settings is not None and _own_search(settings):
         per_device = OWN_SEARCH_CHUNK_ON_CPU
@@ -225,7 +228,7 @@ def auto_batch_size(n_samples: int, n_devices: int = 1, backend: str | None = No
             per_device = int(min(256, max(1, CHUNK_SECONDS // cost)))
     else:
         per_device = 4096
-    b = min(n_samples, per_device * n_devices)
+    b = min(n_samples, per_device * n_devices, math.ceil(n_samples / max(1, workers)))
     return int(math.ceil(b / n_devices) * n_devices)
 
 
@@ -301,14 +304,16 @@ class SweepPlan:
 
 
 def plan_sweep(study: Study, batch: int | None = None, shard: tuple[int, int] | str | None = None,
-               n_devices: int = 1, backend: str | None = None) -> SweepPlan:
+               n_devices: int = 1, backend: str | None = None, workers: int = 1) -> SweepPlan:
     """The chunking of a study (module docstring). batch: chunk size (default study.batch,
     else auto_batch_size). With shard=(i, N) the chunk size is capped at max(1, n // N),
-    which gives at least N chunks whenever n >= N: every shard gets work."""
+    which gives at least N chunks whenever n >= N: every shard gets work. `workers`: chunks
+    run side by side (auto_batch_size)."""
     shard = parse_shard(shard) if isinstance(shard, str) else shard
     ids, cols = design(study)
     n = len(ids)
-    size = batch or study.batch or auto_batch_size(n, n_devices, backend, study.settings, study.n_vehicles)
+    size = batch or study.batch or auto_batch_size(n, n_devices, backend, study.settings, study.n_vehicles,
+                                                     workers)
     size = min(size, n)  # a chunk never pads more than the study has
     if shard is not None:
         size = min(size, max(1, n // shard[1]))
@@ -390,38 +395,52 @@ def run_study(study: Study, out: str | Path | None = None, batch: int | None = N
     current jitted slice returns, every finished chunk kept."""
     out = Path(out) if out is not None else Path("results") / study.name
     sharding, n_dev = device_sharding(n_devices)
-    plan = plan_sweep(study, batch, shard, n_dev)
+    workers = default_workers(n_devices=n_dev)
+    plan = plan_sweep(study, batch, shard, n_dev, workers=workers)
     # one precision switch for the check and every chunk (study/precision.py): a float32
     # study is checked against float64 on its base scenario before anything is written
     with computing_in(study.precision):
         plan.meta.update(check_base(study, run_chunk, plan.size, sharding) or {})
-        return _sweep(study, out, plan, sharding, resume, progress)
+        return _sweep(study, out, plan, sharding, resume, progress, workers)
 
 
-def _sweep(study: Study, out: Path, plan: SweepPlan, sharding, resume: bool, progress: bool) -> SweepSummary:
-    """run_study's chunks (prepare_out, the progress bar, Ctrl-C), after the plan and check."""
+def _sweep(study: Study, out: Path, plan: SweepPlan, sharding, resume: bool, progress: bool,
+           workers: int) -> SweepSummary:
+    """run_study's chunks (prepare_out, the progress bar, Ctrl-C), after the plan and check:
+    up to `workers` chunks side by side, one per core (study/workers.py)."""
     todo, kept = prepare_out(out, plan, resume)
 
     start = time.perf_counter()
-    done_rows, finished = 0, []
+    finished, running = [], {}  # running: {chunk: simulated fraction}
+    size = {k: plan.rows(k).stop - plan.rows(k).start for k in todo}
+
+    def done_rows():
+        return sum(size[k] for k in finished)
+
     try:
         with progress_bar(progress, len(todo)) as bar:
             # "compiling" until the first slice returns (the first chunk compiles its loop)
-            task = bar.add_task(f"{study.name}: compiling", total=sum(plan.rows(k).stop - plan.rows(k).start
-                                                                      for k in todo))
-            for k in todo:
-                rows = plan.rows(k).stop - plan.rows(k).start
+            task = bar.add_task(f"{study.name}: compiling", total=sum(size.values()))
 
-                def moved(frac, base=done_rows, rows=rows):
-                    bar.update(task, completed=base + frac * rows, description=study.name)
+            def job(k, check):
+                def moved(frac):  # after each slice, in the chunk's thread
+                    check()  # Ctrl-C: stop here (workers.Stopped)
+                    running[k] = frac
+                    if progress:
+                        bar.update(task, completed=done_rows() + sum(f * size[j] for j, f in list(running.items())),
+                                   description=study.name)
+                return write_chunk(study, out, plan, k, sharding, moved)
 
-                done_rows += write_chunk(study, out, plan, k, sharding, moved if progress else None)
+            def chunk_done(k, rows):
+                running.pop(k, None)
                 finished.append(k)
-                bar.update(task, completed=done_rows)
+                bar.update(task, completed=done_rows())
+
+            run_side_by_side(todo, job, workers, chunk_done)
     except KeyboardInterrupt:
         wall = time.perf_counter() - start
         summary = SweepSummary(out=out, n_samples=plan.n, chunk_size=plan.size, n_chunks=plan.n_chunks,
                                chunks_run=finished, chunks_skipped=kept, complete=False, wall_time=wall,
-                               scenarios_run=done_rows)
+                               scenarios_run=done_rows())
         raise SweepInterrupted(summary) from None
-    return summarize_out(out, plan, todo, kept, time.perf_counter() - start, done_rows)
+    return summarize_out(out, plan, todo, kept, time.perf_counter() - start, done_rows())

@@ -226,11 +226,15 @@ def test_resume_after_interruption_equals_full_run(full_run, offset_small, tmp_p
         return real(*args, **kw)
 
     monkeypatch.setattr(runner_mod, "run_chunk", interrupted)
+    # one chunk at a time: with two side by side the second would still be running when the
+    # third is interrupted, and be stopped with it (tests/study/test_workers.py)
+    monkeypatch.setenv("JAXMEDUSA_WORKERS", "1")
     with pytest.raises(KeyboardInterrupt):
         run_study(offset_small, out=out, progress=False)
     assert sorted(p.name for p in (out / "chunks").iterdir()) == ["chunk-00000.parquet", "chunk-00001.parquet"]
     assert not (out / "scenarios.parquet").exists()
     monkeypatch.setattr(runner_mod, "run_chunk", real)
+    monkeypatch.delenv("JAXMEDUSA_WORKERS")
     stamp = (out / "chunks" / "chunk-00000.parquet").stat().st_mtime_ns
     s = run_study(offset_small, out=out, resume=True, progress=False)
     assert s.chunks_skipped == [0, 1] and s.chunks_run == [2] and s.complete
