@@ -3,6 +3,7 @@
 The short two-car collisions and the report's offset collision (10 s) run on CI; the wave
 and merge scenarios and the gradient check are marked slow (`python -m pytest -m slow`).
 """
+import functools
 from dataclasses import replace
 
 import jax
@@ -15,7 +16,9 @@ from jaxmedusa.io.scenario_toml import load_scenario
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.pytree import replace as tree_replace
 from jaxmedusa.core.scenario import Scenario
+from jaxmedusa.io.medusa_files import read_models
 from jaxmedusa.solver.simulate import simulate
+from jaxmedusa.solver.trackers import CombinedTracker
 from jaxmedusa.core.status import Status
 
 from helpers import EXAMPLES, single
@@ -36,38 +39,52 @@ def run(scenario, **kw):
     return simulate(batch, state, settings, tracker=ContactEventTracker()), settings
 
 
+@functools.lru_cache(maxsize=None)
+def rear_end_run():
+    """The MEDUSA-law rear-end of the report's model 1 (0.3 s, no tires), run once for two
+    tests with both their trackers: (SimResult whose metrics are (ContactEventTracker's,
+    DtHistory's), settings). Trackers only read the state, so each test sees the run it
+    would get alone, and one loop compiles instead of two (~10 s each on a 2-core CPU)."""
+    from step_trace import DtHistory
+
+    model = read_models(EXAMPLES / "offset" / "model.dat")[0]
+    settings = Settings(end_time=0.3, save_every=0.01, tires=False, contact_geometry="superellipsoid")
+    batch, state = build_batch([rear_end(model)], dt=settings.dt)
+    tracker = CombinedTracker((ContactEventTracker(), DtHistory(size=8192)))
+    return simulate(batch, state, settings, tracker=tracker), settings
+
+
 def saved(res, field):
     return np.asarray(getattr(res.samples, field)[0])[np.asarray(res.samples.saved[0])]
 
 
-def test_medusa_law_exchanges_momentum_between_equal_masses(models):
+def test_medusa_law_exchanges_momentum_between_equal_masses():
     # No tire forces: the horizontal momentum can change only through contact. MEDUSA's
     # velocity term is an acceleration (not divided by m), so it conserves momentum for
     # equal masses only.
-    res, _ = run(rear_end(models[0]), end_time=0.3, save_every=0.01, tires=False)
+    res, _ = rear_end_run()
     assert int(res.final.clock.status[0]) == Status.OK
     v = saved(res, "v")
     momentum = v[:, 0, :2] + v[:, 1, :2]  # per unit mass
     assert np.max(np.abs(momentum - momentum[0])) < 1e-9
     assert v[-1, 0, 0] < 21.0 and v[-1, 1, 0] > 21.0  # the striking car slows, the struck one speeds up
-    events = episodes_table(res.metrics, 2)
+    events = episodes_table(res.metrics[0], 2)
     # MEDUSA's bounding spheres (radius = largest semi-axis, 2 m) pass only when the centres
     # are 4 m apart: sqrt(dx^2 + 0.4^2) < 4, i.e. after (4.05 - sqrt(16 - 0.16)) / 2 m/s.
     assert events["start"].iloc[0] == pytest.approx((4.05 - np.sqrt(16 - 0.16)) / 2.0, abs=2e-3)
     assert events["min_phi1"].min() < 0
 
 
-def test_step_size_shrinks_in_contact_and_recovers(models):
+def test_step_size_shrinks_in_contact_and_recovers():
     """main.c's step control over a whole MEDUSA-law rear-end (0.3 s, every attempted step
     recorded): a predicted contact with dt >= DT_MIN rejects the step and divides dt by
     1.4641; the smallest dt is 5e-5 / 1.4641^7 = 3.467e-6 s, the first value below DT_MIN =
     5e-6 s (the original program's value, tests/test_step_control.py); it is held for 100
     steps after the last rejection, then grows by 1.1 per step without contact back to 5e-5."""
-    from step_trace import SMALLEST, DtHistory, check_main_c_rules, history
+    from step_trace import SMALLEST, check_main_c_rules, history
 
-    settings = Settings(end_time=0.3, save_every=0.01, tires=False, contact_geometry="superellipsoid")
-    batch, state = build_batch([rear_end(models[0])], dt=settings.dt)
-    res = simulate(batch, state, settings, tracker=DtHistory(size=8192))
+    both, settings = rear_end_run()
+    res = both._replace(metrics=both.metrics[1])  # DtHistory's metrics
     assert int(res.final.clock.status[0]) == Status.OK
     assert int(res.metrics.n[0]) <= 8192  # the whole run was recorded
     dt, acc, touch = history(res, 0)
