@@ -8,9 +8,11 @@ program's best case on the same two cores (its offset example, two copies at onc
    (benchmarks/medusa_c, built on first use) run the report's offset example (3 s) at once,
    one per core; throughput = 2 / wall.
 2. jaxmedusa: studies/offset.toml with n = N (its Sobol design, crush law, dt 4e-4 s by the
-   crush law's study default, every outcome metric) as `jaxmedusa sweep --batch N` in a fresh
-   process with an empty cache folder (cold: imports, tracing, compilation and the run), then
-   `--warm` more times with that folder (a user's second sweep); throughput = N / wall.
+   crush law's study default, every outcome metric) as `jaxmedusa sweep` in a fresh process
+   with an empty cache folder (cold: imports, tracing, compilation and the run), then `--warm`
+   more times with that folder (a user's second sweep); throughput = N / wall. Two ways
+   (`--ways`), alternating: "one chunk" (`--batch N`, JAXMEDUSA_WORKERS=1: one chunk of N on
+   one core, as before study/workers.py) and "side by side" (the default: a chunk per core).
 Prints one JSON line per measurement and the ratios; the load average is recorded beside each
 (the machine may be shared: a ratio means something only when both sides ran at similar load).
 """
@@ -40,18 +42,28 @@ def study_copy(n: int, folder: Path) -> Path:
     return path
 
 
-def sweep(study: Path, n: int, folder: Path, run: str) -> dict:
-    out = folder / f"out-{run.replace(' ', '')}"
-    r = timed_process(jaxmedusa_command("sweep", str(study), "--batch", str(n), "--no-progress", "--out", str(out)),
-                      folder / "cache")
-    return dict(program="jaxmedusa sweep", run=run, scenarios=n, wall_s=round(r["wall"], 1), cpu_s=round(r["cpu"], 1),
-                scenarios_per_s=round(n / r["wall"], 3), load_before=r["load_before"], load_after=r["load_after"])
+WAYS = {  # how jaxmedusa runs the study: (sweep arguments, environment)
+    "one chunk": (lambda n: ["--batch", str(n)], {"JAXMEDUSA_WORKERS": "1"}),  # as before study/workers.py
+    "side by side": (lambda n: [], {}),  # the default: a chunk per core (study/workers.py)
+}
+
+
+def sweep(study: Path, n: int, folder: Path, run: str, way: str) -> dict:
+    out = folder / f"out-{way.replace(' ', '')}-{run.replace(' ', '')}"
+    args, env = WAYS[way]
+    cache = folder / f"cache-{way.replace(' ', '')}"
+    r = timed_process(jaxmedusa_command("sweep", str(study), *args(n), "--no-progress", "--out", str(out)), cache,
+                      env)
+    return dict(program=f"jaxmedusa sweep ({way})", run=run, scenarios=n, wall_s=round(r["wall"], 1),
+                cpu_s=round(r["cpu"], 1), scenarios_per_s=round(n / r["wall"], 3), load_before=r["load_before"],
+                load_after=r["load_after"])
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=256)
     ap.add_argument("--warm", type=int, default=1)
+    ap.add_argument("--ways", nargs="+", default=list(WAYS), choices=list(WAYS))
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     c = time_c_offset(cores=2, runs=1)
@@ -62,10 +74,11 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="study_vs_c_") as tmp:
         study = study_copy(a.n, Path(tmp))
         for k in range(1 + a.warm):
-            row = sweep(study, a.n, Path(tmp), "cold" if k == 0 else f"warm {k}")
-            row["ratio_to_c"] = round(row["scenarios_per_s"] / c_rate, 2)
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+            for way in a.ways:
+                row = sweep(study, a.n, Path(tmp), "cold" if k == 0 else f"warm {k}", way)
+                row["ratio_to_c"] = round(row["scenarios_per_s"] / c_rate, 2)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
     if a.json:
         Path(a.json).write_text(json.dumps(dict(date=time.strftime("%Y-%m-%d %H:%M"), rows=rows), indent=1))
 

@@ -99,7 +99,8 @@ def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg
     zones: None, or the scenario's core.params.ZoneParams (physics/friction.py).
     Returns (Rates, WheelInfo, (seg, s, off_road)).
     """
-    frame, seg, s, off_road = road_frame(road, r, seg, s)
+    with jax.named_scope("road"):
+        frame, seg, s, off_road = road_frame(road, r, seg, s)
     e3 = frame.e3
     ex, ey = wheel_headings(F, e3, steer, p.X.shape[0])
 
@@ -123,20 +124,21 @@ def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg
     vx_safe = jnp.where(vx == 0.0, 1.0, vx)
     slip = jnp.where(driven & (vx != 0.0), 1.0 - tire_speed / vx_safe, jnp.where(driven, -1.0, 0.0))  # eq (1.19)
     point = rq - deflection[:, None] * e3  # contact points on the road
-    if tires:
-        # friction zones (compiled out without them): the road's friction under each tire
-        mu_road = None if zones is None else road_friction(zones, point[:, :2], tire_friction(p.tire, fz))
-        fx, fy = tire_forces(p.tire, fz, alpha_lag, slip, mu_road)  # lagged slip angle replaces alpha (Remark 4)
-        sliding = tire_sliding(p.tire, fz, alpha_lag, slip, mu_road)
-        if controls is not None:  # brake, lock, throttle (compiled out when the batch has none)
-            mu_peak, mu_slide = tire_friction(p.tire, fz) if mu_road is None else mu_road
-            brake, lock, throttle = controls
-            fx, fy, sliding = controlled_forces(fx, fy, sliding, fz, vx, vy, mu_peak, mu_slide, brake, lock, throttle,
-                                                p.rolling_resistance)
-        sliding = loaded & sliding
-    else:
-        fx = fy = jnp.zeros(n_wheels)
-        sliding = jnp.zeros(n_wheels, bool)
+    with jax.named_scope("tires"):
+        if tires:
+            # friction zones (compiled out without them): the road's friction under each tire
+            mu_road = None if zones is None else road_friction(zones, point[:, :2], tire_friction(p.tire, fz))
+            fx, fy = tire_forces(p.tire, fz, alpha_lag, slip, mu_road)  # lagged slip angle replaces alpha (Remark 4)
+            sliding = tire_sliding(p.tire, fz, alpha_lag, slip, mu_road)
+            if controls is not None:  # brake, lock, throttle (compiled out when the batch has none)
+                mu_peak, mu_slide = tire_friction(p.tire, fz) if mu_road is None else mu_road
+                brake, lock, throttle = controls
+                fx, fy, sliding = controlled_forces(fx, fy, sliding, fz, vx, vy, mu_peak, mu_slide, brake, lock,
+                                                    throttle, p.rolling_resistance)
+            sliding = loaded & sliding
+        else:
+            fx = fy = jnp.zeros(n_wheels)
+            sliding = jnp.zeros(n_wheels, bool)
     fx = jnp.where(loaded, fx, 0.0)
     fy = jnp.where(loaded, fy, 0.0)
     fz = jnp.where(loaded, fz, 0.0)

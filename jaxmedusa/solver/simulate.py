@@ -112,8 +112,9 @@ def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
     update."""
     state, metrics = carry
     if uses_contact(settings, state.vehicles.r.shape[1]):
-        r_pred, F_pred = jax.vmap(predict)(state)
-        geom = batch_geometry(batch, r_pred, F_pred, state.pairs.warm, settings)
+        with jax.named_scope("contact_geometry"):  # (the phases' names: benchmarks/step_fusions.py)
+            r_pred, F_pred = jax.vmap(predict)(state)
+            geom = batch_geometry(batch, r_pred, F_pred, state.pairs.warm, settings)
         new, info = jax.vmap(scenario_step, in_axes=(0, 0, None, 0))(batch, state, settings, geom)
     else:
         new, info = jax.vmap(scenario_step, in_axes=(0, 0, None))(batch, state, settings)
@@ -121,11 +122,13 @@ def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
     def pick(n, o):
         return n if active is None else jnp.where(active.reshape(active.shape + (1,) * (n.ndim - 1)), n, o)
 
-    old, state = state, jax.tree.map(pick, new, state)
-    state = _end_condition(batch, old, state, settings, reads_rest_clock(tracker))
+    with jax.named_scope("masking"):
+        old, state = state, jax.tree.map(pick, new, state)
+        state = _end_condition(batch, old, state, settings, reads_rest_clock(tracker))
     if tracker is not None:
-        updated = batch_map(tracker.update)(metrics, batch, state, info)
-        metrics = jax.tree.map(pick, updated, metrics)
+        with jax.named_scope("trackers"):
+            updated = batch_map(tracker.update)(metrics, batch, state, info)
+            metrics = jax.tree.map(pick, updated, metrics)
     return state, metrics
 
 

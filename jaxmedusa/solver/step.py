@@ -112,38 +112,45 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) ->
     stage = contact_stage_for(settings, state.vehicles.r.shape[0])
     vs, clk, valid = state.vehicles, state.clock, batch_item.valid
 
-    r_pred, F_pred = predict(state)
-    touching, pairs, c, pair_info, contact_failed = stage(batch_item, r_pred, F_pred, vs.v, vs.W, state.pairs,
-                                                          settings, geom)
-    c, barriers, walls_touching, crash = with_barriers(batch_item, state, r_pred, F_pred, c, pair_info, settings)
+    # named scopes: the phases' names in the compiled program (benchmarks/step_fusions.py)
+    with jax.named_scope("predict"):
+        r_pred, F_pred = predict(state)
+    with jax.named_scope("contact_law"):
+        touching, pairs, c, pair_info, contact_failed = stage(batch_item, r_pred, F_pred, vs.v, vs.W, state.pairs,
+                                                              settings, geom)
+        c, barriers, walls_touching, crash = with_barriers(batch_item, state, r_pred, F_pred, c, pair_info, settings)
     # a law that does not need MEDUSA's shrink-on-contact rule keeps the step at dt
     touching = (touching | walls_touching) & LAWS.resolve(settings.contact_law, where="Settings.contact_law"
                                                           ).shrink_on_contact
-    rates, wheels, (seg, s, off_road) = rates_of_vehicles(batch_item, state, r_pred, F_pred, settings)
+    with jax.named_scope("vehicle_rates"):
+        rates, wheels, (seg, s, off_road) = rates_of_vehicles(batch_item, state, r_pred, F_pred, settings)
     joints = getattr(batch_item, "joints", None)  # hitches (contact/joints.py); None: compiled out
-    forces = c if joints is None else add_terms(c, joint_terms(joints, batch_item.vehicle, r_pred, F_pred, vs.v,
-                                                                vs.W)[0])
+    with jax.named_scope("joints"):
+        forces = c if joints is None else add_terms(c, joint_terms(joints, batch_item.vehicle, r_pred, F_pred, vs.v,
+                                                                    vs.W)[0])
     # A fusion boundary: without it XLA copies the whole rate computation (tires, road) into
     # each state update and into the finiteness check below, evaluating it several times.
     rates, c, forces = jax.lax.optimization_barrier((rates, c, forces))
-    new_vs = corrector(vs, rates, forces, clk.dt, valid, seg, s)
-    accept, new_dt, new_hold = control.decide(clk, StepProposal(touching=touching), settings)
+    with jax.named_scope("corrector"):
+        new_vs = corrector(vs, rates, forces, clk.dt, valid, seg, s)
+    with jax.named_scope("step_control"):
+        accept, new_dt, new_hold = control.decide(clk, StepProposal(touching=touching), settings)
 
-    status = step_status(accept, jnp.any(off_road & valid), new_vs, contact_failed)
-    ok = status == Status.OK
-    take = accept & ok  # a failed scenario keeps its last good state
-    clock = ScenarioClock(
-        t=jnp.where(take, clk.t + clk.dt, clk.t),
-        dt=jnp.where(ok, new_dt, clk.dt),
-        hold=jnp.where(ok, new_hold, clk.hold),
-        t_saved=clk.t_saved,
-        status=status,
-        steps=clk.steps + take.astype(jnp.int32),
-        still_since=clk.still_since,  # solver/end_condition.py updates it after the step
-    )
-    pairs = jax.tree.map(lambda new, old: jnp.where(ok, new, old), pairs, state.pairs)
-    barriers = jax.tree.map(lambda new, old: jnp.where(ok, new, old), barriers, state.barriers)
-    vehicles = jax.tree.map(lambda new, old: jnp.where(take, new, old), new_vs, vs)
+        status = step_status(accept, jnp.any(off_road & valid), new_vs, contact_failed)
+        ok = status == Status.OK
+        take = accept & ok  # a failed scenario keeps its last good state
+        clock = ScenarioClock(
+            t=jnp.where(take, clk.t + clk.dt, clk.t),
+            dt=jnp.where(ok, new_dt, clk.dt),
+            hold=jnp.where(ok, new_hold, clk.hold),
+            t_saved=clk.t_saved,
+            status=status,
+            steps=clk.steps + take.astype(jnp.int32),
+            still_since=clk.still_since,  # solver/end_condition.py updates it after the step
+        )
+        pairs = jax.tree.map(lambda new, old: jnp.where(ok, new, old), pairs, state.pairs)
+        barriers = jax.tree.map(lambda new, old: jnp.where(ok, new, old), barriers, state.barriers)
+        vehicles = jax.tree.map(lambda new, old: jnp.where(take, new, old), new_vs, vs)
     info = StepInfo(accepted=take, dt=clk.dt, contact_dv=jnp.where(valid[:, None], c.dv, 0.0), pairs=pair_info,
                     crash=crash, wheels=wheels)
     return SimState(vehicles=vehicles, pairs=pairs, clock=clock, barriers=barriers), info

@@ -212,7 +212,9 @@ def auto_batch_size(n_samples: int, n_devices: int = 1, backend: str | None = No
     above with end_time / dt steps per scenario (dt is MEDUSA's largest step), between 1
     and 256 scenarios per device (throughput stops growing there: RESULTS.md). GPU/TPU:
     4096 per device (a batch runs in parallel, so the chunk's time hardly grows with its
-    size; not measured on a GPU yet). Rounded up to a multiple of the devices. A shape with
+    size; not measured on a GPU yet). The samples are then spread evenly over that many
+    chunks (rounded up to a multiple of `workers`), and the size rounded up to a multiple of
+    the devices. A shape with
     its own search (medusa_search, the MEDUSA law's default) runs one scenario per chunk on
     a CPU (OWN_SEARCH_CHUNK_ON_CPU). With `workers` chunks side by side (study/workers.py)
     a small study is split so that each gets one: at most ceil(n_samples / workers)."""
@@ -228,7 +230,12 @@ def auto_batch_size(n_samples: int, n_devices: int = 1, backend: str | None = No
             per_device = int(min(256, max(1, CHUNK_SECONDS // cost)))
     else:
         per_device = 4096
-    b = min(n_samples, per_device * n_devices, math.ceil(n_samples / max(1, workers)))
+    workers = max(1, workers)
+    b = min(n_samples, per_device * n_devices, math.ceil(n_samples / workers))
+    # chunks of equal size, as many for each worker: the last chunk's padding is computed for
+    # nothing (256 scenarios in chunks of 181 ran 362), and a last chunk alone leaves cores idle
+    chunks = math.ceil(math.ceil(n_samples / b) / workers) * workers
+    b = math.ceil(n_samples / chunks)
     return int(math.ceil(b / n_devices) * n_devices)
 
 

@@ -351,7 +351,9 @@ def test_merge_small_with_trajectories_and_show(tmp_path):
 def test_default_chunk_size_follows_the_cpu_cost_model():
     """auto_batch_size by hand: two vehicles, 3 s at MEDUSA's dt 5e-5 s = 60,000 steps of
     2 x 2e-6 s + 1 pair x 4e-5 s = 2.64 s a scenario, so 60 s // 2.64 s = 22 a chunk; without
-    contact 60 s // 0.24 s = 250; MEDUSA's own search one a chunk; GPU 4096 whatever the law."""
+    contact 60 s // 0.24 s = 250; MEDUSA's own search one a chunk; GPU 4096 whatever the law.
+    The samples are then spread evenly over that many chunks: 1000 in ceil(1000 / 22) = 46
+    chunks of 22; 10,000 on a GPU in 3 chunks of 3334 (not 4096, 4096 and 1808 padded to 4096)."""
     from jaxmedusa.core.params import Settings
 
     analytic = Settings(end_time=3.0, contact_geometry="superellipsoid")
@@ -360,4 +362,5 @@ def test_default_chunk_size_follows_the_cpu_cost_model():
     assert runner_mod.auto_batch_size(1000, backend="cpu", settings=Settings(end_time=3.0, contact=False)) == 250
     assert runner_mod.auto_batch_size(1000, backend="cpu", settings=Settings(end_time=3.0)) == 1  # medusa_search
     assert runner_mod.auto_batch_size(1000, n_devices=2, backend="cpu", settings=Settings(end_time=3.0)) == 2
-    assert runner_mod.auto_batch_size(10_000, backend="gpu", settings=Settings(end_time=3.0)) == 4096
+    assert runner_mod.auto_batch_size(10_000, backend="gpu", settings=Settings(end_time=3.0)) == 3334
+    assert runner_mod.auto_batch_size(256, backend="cpu", settings=Settings(end_time=3.0, dt=4e-4, contact_law="crush")) == 128
