@@ -3,6 +3,7 @@
 
     python benchmarks/study_workers.py --n 256 --end-time 3.0 --rounds 2
     python benchmarks/study_workers.py --n 256 --end-time 3.0 --rounds 2 --no-contact
+    python benchmarks/study_workers.py --n 2048 --end-time 3.0 --rounds 1 --no-contact --precision float32
     python benchmarks/study_workers.py --n 8 --end-time 0.2 --rounds 1      # a quick check
 
 Each configuration runs `run_study` (what `jaxmedusa sweep` runs) on the first --n samples
@@ -40,8 +41,9 @@ import dataclasses, json, os, sys, time
 from jaxmedusa.study import load_study, run_study
 from jaxmedusa.study.runner import plan_sweep
 from jaxmedusa.study.workers import default_workers
-study_path, n, end_time, contact, batch, out = sys.argv[1:7]
+study_path, n, end_time, contact, batch, out, precision = sys.argv[1:8]
 s = load_study(study_path)
+s.precision = precision
 s.settings = dataclasses.replace(s.settings, end_time=float(end_time), contact=contact == "1")
 s.sampler = dataclasses.replace(s.sampler, n=int(n))
 batch = int(batch) or None
@@ -62,7 +64,7 @@ def run(config: str, a, out: Path, split: int) -> dict:
         env["JAXMEDUSA_WORKERS"] = "1"
         batch = split if config == "serial-split" else 0
     args = [sys.executable, "-c", CHILD, a.study, str(a.n), str(a.end_time), "0" if a.no_contact else "1", str(batch),
-            str(out)]
+            str(out), a.precision]
     p = subprocess.run(args, env=env, capture_output=True, text=True, cwd=ROOT)
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
     if p.returncode or not line:
@@ -97,6 +99,8 @@ def main(argv=None):
     ap.add_argument("--end-time", type=float, default=3.0)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--no-contact", action="store_true")
+    ap.add_argument("--precision", default="float64", choices=["float64", "float32"],
+                    help="the study's [simulation] precision (float32: checked against float64 first)")
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="study-workers-"))
@@ -116,7 +120,7 @@ def main(argv=None):
     rows = []
     base = best["serial"]["wall"]
     print(f"\n{a.n} scenarios of {Path(a.study).name}, {a.end_time} s, contact {'off' if a.no_contact else 'on'}, "
-          f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores; best of {a.rounds} rounds\n")
+          f"{a.precision}, {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores; best of {a.rounds} rounds\n")
     print("| configuration | workers | chunks x size | wall [s] (compile included) | CPU [s] | scenarios/s | "
           "vehicle-steps/s | speed-up | rows against serial (largest rel. diff.) |")
     print("|---|---|---|---|---|---|---|---|---|")

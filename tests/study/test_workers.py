@@ -124,3 +124,17 @@ def test_default_workers_and_the_chunk_size_they_give(monkeypatch):
     assert auto_batch_size(256, backend="cpu", workers=2) == 128
     assert auto_batch_size(4096, backend="cpu", workers=2) == 256
     assert auto_batch_size(5, backend="cpu", workers=2) == 3
+
+
+def test_workers_compute_in_the_precision_of_the_caller():
+    """JAX's x64 switch is per thread: a float32 study's chunks (study/precision.py) must run
+    in float32 on the worker threads too, and a float64 one in float64."""
+    import jax.numpy as jnp
+
+    from jaxmedusa.study.precision import computing_in
+
+    for precision, dtype in (("float32", jnp.float32), ("float64", jnp.float64)):
+        got = []
+        with computing_in(precision):
+            run_side_by_side(range(2), lambda k, check: jnp.zeros(1).dtype, 2, lambda k, r: got.append(r))
+        assert got == [dtype, dtype], precision
