@@ -4,6 +4,7 @@ the others after their current slice with every finished chunk reported."""
 from __future__ import annotations
 
 import _thread
+import signal
 import threading
 import time
 
@@ -77,11 +78,17 @@ def test_ctrl_c_stops_every_worker_within_a_slice_and_keeps_what_finished():
     def interrupt_later():
         time.sleep(0.3)  # chunk 0 (0.2 s) has finished, chunk 1 is mid-way
         _thread.interrupt_main()
-    threading.Thread(target=interrupt_later).start()
-    t0 = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        run_side_by_side(range(6), _sleeper(log), 2, lambda k, r: got.append(k))
-    stopped = time.monotonic() - t0
+    # Python's own SIGINT handler, as in a command: interrupt_main does nothing where SIGINT is
+    # ignored or left to the default action (an xdist worker, or after a test that set one)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Thread(target=interrupt_later).start()
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            run_side_by_side(range(6), _sleeper(log), 2, lambda k, r: got.append(k))
+        stopped = time.monotonic() - t0
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert 0 in got and 5 not in got
     # stopped at the next slice (0.05 s) after 0.3 s; 0.25 s for scheduling on a loaded machine
     assert stopped < 0.3 + 0.05 + 0.25
