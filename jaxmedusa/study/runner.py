@@ -2,11 +2,11 @@
 with the outcome tracker, and written to the chunk store (store.py).
 
 The samples are split into chunks of `batch` scenarios (the last one padded by repeating
-its last scenario, padding rows dropped), so the run compiles once. On a CPU, up to one chunk per core
-runs at once, each on its own thread (study/workers.py); with several local devices a
-chunk runs over all of them (the batch axis sharded over a 1-D mesh). A chunk is a loop of
-short jitted advances (`SLICES` per chunk), so Ctrl-C is acted on within seconds and the progress bar
-moves with the simulated time. `resume` skips chunks already written by the same study
+its last scenario, padding rows dropped), so the run compiles once. On a CPU, up to one
+chunk per core runs at once, each on its own thread (study/workers.py); with several local
+devices a chunk runs over all of them (the batch axis sharded over a 1-D mesh). A chunk is
+a loop of short jitted advances (`SLICES` per chunk), so Ctrl-C is acted on within seconds
+and the progress bar moves with the simulated time. `resume` skips chunks already written by the same study
 and chunk size and names what changed otherwise; `shard=(i, N)` runs chunks k with
 k % N == i, the chunk size capped at n // N so that every shard has work when n >= N.
 `ray_backend.py` runs the same chunks as Ray tasks.
@@ -212,12 +212,12 @@ def auto_batch_size(n_samples: int, n_devices: int = 1, backend: str | None = No
     above with end_time / dt steps per scenario (dt is MEDUSA's largest step), between 1
     and 256 scenarios per device (throughput stops growing there: RESULTS.md). GPU/TPU:
     4096 per device (a batch runs in parallel, so the chunk's time hardly grows with its
-    size; not measured on a GPU yet). The samples are then spread evenly over that many
-    chunks (rounded up to a multiple of `workers`), and the size rounded up to a multiple of
-    the devices. A shape with
-    its own search (medusa_search, the MEDUSA law's default) runs one scenario per chunk on
-    a CPU (OWN_SEARCH_CHUNK_ON_CPU). With `workers` chunks side by side (study/workers.py)
-    a small study is split so that each gets one: at most ceil(n_samples / workers)."""
+    size; not measured on a GPU yet). A shape with its own search (medusa_search, the MEDUSA
+    law's default) runs one scenario per chunk on a CPU (OWN_SEARCH_CHUNK_ON_CPU). At most
+    ceil(n_samples / workers), so that each of the `workers` chunks run side by side
+    (study/workers.py) gets one; the samples are then spread evenly over the chunks, their
+    number rounded up to a multiple of `workers`, and the size rounded up to a multiple of
+    the devices."""
     backend = backend or jax.default_backend()
     if backend == "cpu" and settings is not None and _own_search(settings):
         per_device = OWN_SEARCH_CHUNK_ON_CPU

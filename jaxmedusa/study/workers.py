@@ -60,7 +60,7 @@ def run_side_by_side(keys: Iterable, job: Callable, workers: int, on_finished: C
     Stopped once the run is interrupted. `on_finished(k, result)` runs in this (the main)
     thread as each job returns, also for jobs that return while the others are being
     stopped. A job's exception stops the others and is raised here; so is KeyboardInterrupt."""
-    queue = list(keys)
+    queue, workers = list(keys), max(1, workers)
     if not queue:
         return
     stop, warm = threading.Event(), threading.Event()
@@ -77,10 +77,10 @@ def run_side_by_side(keys: Iterable, job: Callable, workers: int, on_finished: C
             return job(k, check)
 
     running: dict[Future, object] = {}
-    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="jaxmedusa-chunk") as pool:
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="jaxmedusa-chunk") as pool:
         try:
             while queue or running:
-                room = max(1, workers) if warm.is_set() else 1
+                room = workers if warm.is_set() else 1
                 while queue and len(running) < room:
                     k = queue.pop(0)
                     running[pool.submit(run, k)] = k
