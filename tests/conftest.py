@@ -2,19 +2,33 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
-# CLI tests run the `jaxmedusa` app, which turns JAX's persistent compilation cache on in the
-# user's cache folder: tests must not write there, and each run must compile cold as CI does
-# (tests of the cache itself set the variable themselves).
-os.environ.setdefault("JAXMEDUSA_COMPILE_CACHE", "0")
+# One compilation cache for the whole test run (core/compile_cache.py): a folder made new by
+# the run's first process, shared by the xdist workers and by the CLI processes that tests
+# start (they inherit the variable), removed at the end. The same program (the offset study's
+# loop, the report's examples) is compiled by several tests, on both workers and in child
+# processes; with the cache it compiles once per run. Every run starts empty, as on CI, and
+# never touches the user's cache folder. A loaded program is the one compiled, bit for bit
+# (tests/core/test_executable_cache.py). Tests of the cache itself set the variable
+# themselves; JAXMEDUSA_COMPILE_CACHE=0 in the environment turns it off for a run.
+if "JAXMEDUSA_COMPILE_CACHE" not in os.environ:
+    os.environ["JAXMEDUSA_COMPILE_CACHE"] = tempfile.mkdtemp(prefix="jaxmedusa-test-cache-")
+    _OWN_CACHE = os.environ["JAXMEDUSA_COMPILE_CACHE"]  # this process made it: it removes it
+else:
+    _OWN_CACHE = None
 
 import jaxmedusa  # noqa: F401  (enables float64)
+from jaxmedusa.core import compile_cache
 from jaxmedusa.io.medusa_files import read_models
 
 from helpers import EXAMPLES, single
+
+compile_cache.enable()  # in this process too: a library test compiles what a CLI test compiled
 
 
 @pytest.fixture(scope="session")
@@ -44,67 +58,68 @@ def model1_at_equilibrium(models):
 
 
 # Seconds each xdist group takes in a default run on a 2-core CPU (`pytest -n 2`), summed
-# over its tests: the larger of a run of main under light load (2026-11-26, --durations) and
-# half a run under a load of two more processes (per-test wall clock); groups under ~8 s are
-# left out. Measured, not counted: the cost of a group is mostly its compiled loops (1-90 s
-# each), which depend on shapes, settings and shape functions that no collection-time count
-# sees. Only the order of the groups depends on these figures: a stale one makes the run
-# slower, never wrong.
+# over its tests: a run of main on the idle machine with the run's shared compilation cache
+# (2026-11-26, --durations); groups under ~8 s are left out. Measured, not counted: the cost
+# of a group is mostly its compiled loops (1-40 s each), which depend on shapes, settings and
+# shape functions that no collection-time count sees. Only the order of the groups depends on
+# these figures: a stale one makes the run slower, never wrong.
 GROUP_SECONDS = {
-    "offset_medusa_search": 92,
-    "crush_batches": 72,
-    "sens_offset_jvp": 71,
-    "tests/articulated/test_sway_critical_speed.py": 61,
-    "tests/fit/test_fit_offset_example.py": 57,
-    "tests/test_examples.py": 56,
-    "tests/solver/test_simulate.py": 53,
-    "tests/contact/test_contact.py": 51,
-    "tests/study/test_study.py": 39,
-    "tests/solver/test_save_grid.py": 38,
-    "tests/study/test_ray.py": 35,
-    "tests/infer/test_infer_cli.py": 35,
-    "tests/contact/test_medusa_search.py": 34,
-    "tests/contact/test_contact_dynamics.py": 33,
-    "tests/study/test_interrupt.py": 32,
-    "tests/analysis/test_crash_calibration.py": 32,
-    "tests/fit/test_rest_derivative_collision.py": 32,
-    "tests/analysis/test_outcomes.py": 31,
-    "tests/infer/test_mass_prior.py": 31,
-    "tests/core/test_executable_cache.py": 31,
-    "tests/solver/test_reverse_gradient.py": 31,
-    "tests/study/test_precision.py": 30,
-    "tests/infer/test_calibration.py": 29,
-    "tests/contact/test_contact_gradient.py": 23,
-    "tests/analysis/test_step_counts.py": 21,
-    "tests/infer/test_chain_devices.py": 20,
-    "tests/contact/test_branchless.py": 19,
+    "offset_medusa_search": 62,
+    "sens_offset_jvp": 54,
+    "tests/fit/test_fit_offset_example.py": 43,
+    "tests/test_examples.py": 42,
+    "tests/articulated/test_sway_critical_speed.py": 41,
+    "crush_batches": 36,
+    "tests/solver/test_simulate.py": 35,
+    "tests/contact/test_contact.py": 33,
+    "tests/solver/test_save_grid.py": 30,
+    "tests/analysis/test_outcomes.py": 29,
+    "tests/study/test_study.py": 28,
+    "tests/study/test_precision.py": 27,
+    "tests/contact/test_medusa_search.py": 27,
+    "tests/infer/test_mass_prior.py": 27,
+    "tests/core/test_executable_cache.py": 26,
+    "tests/infer/test_calibration.py": 25,
+    "tests/solver/test_reverse_gradient.py": 24,
+    "tests/contact/test_law_x_shape.py": 23,
+    "tests/infer/test_infer_cli.py": 23,
+    "tests/study/test_interrupt.py": 23,
+    "tests/analysis/test_crash_calibration.py": 22,
+    "tests/fit/test_rest_derivative_collision.py": 22,
+    "tests/contact/test_contact_dynamics.py": 21,
+    "tests/physics/test_road_dynamics.py": 21,
+    "tests/physics/test_road.py": 19,
     "tests/solver/test_failure_isolation.py": 19,
-    "sens_offset_sweep": 18,
-    "tests/physics/test_road_dynamics.py": 17,
-    "tests/articulated/test_jackknife.py": 16,
-    "tests/solver/test_adjoint.py": 16,
-    "tests/solver/test_energy_balance.py": 15,
-    "tests/infer/test_dense_mass.py": 15,
-    "tests/physics/test_tire_fiala.py": 14,
-    "tests/contact/test_implicit_gradients.py": 14,
-    "tests/io/test_tables_values.py": 14,
-    "tests/contact/test_law_x_shape.py": 13,
-    "tests/articulated/test_trailer_study_paths.py": 13,
-    "tests/infer/test_gradient_modes.py": 13,
-    "tests/solver/test_step_controls.py": 12,
-    "tests/analysis/test_crash_pulse.py": 12,
-    "tests/fit/test_fit_brake.py": 12,
+    "tests/solver/test_adjoint.py": 18,
+    "tests/solver/test_energy_balance.py": 16,
+    "sens_offset_sweep": 16,
+    "tests/contact/test_contact_gradient.py": 16,
+    "tests/study/test_ray.py": 16,
+    "tests/analysis/test_step_counts.py": 16,
+    "tests/contact/test_implicit_gradients.py": 15,
+    "tests/contact/test_gauge_derivatives.py": 15,
+    "tests/infer/test_chain_devices.py": 15,
+    "tests/analysis/test_crash_pulse.py": 14,
+    "tests/infer/test_dense_mass.py": 14,
+    "tests/fit/test_fit_brake.py": 14,
+    "tests/plot/test_plan_view.py": 11,
+    "tests/solver/test_step_controls.py": 11,
+    "tests/infer/test_gradient_modes.py": 11,
     "tests/fit/test_fit_recovery.py": 11,
-    "tests/articulated/test_semitrailer_statics.py": 10,
-    "tests/plot/test_plan_view.py": 10,
-    "tests/fit/test_fit_crush.py": 10,
-    "tests/plot/test_animate_cli.py": 9,
-    "tests/contact/test_gauge_derivatives.py": 9,
-    "tests/physics/test_axles.py": 9,
-    "tests/analysis/test_locked_stop.py": 9,
+    "tests/physics/test_braking.py": 10,
+    "tests/articulated/test_jackknife.py": 10,
+    "tests/study/test_failure_sweep.py": 10,
+    "tests/contact/test_branchless.py": 10,
+    "tests/articulated/test_split_mu_jackknife.py": 10,
+    "tests/io/test_tables_values.py": 10,
+    "tests/cli/test_cli_app.py": 9,
     "tests/articulated/test_joint_limits.py": 9,
-    "tests/study/test_sharding.py": 9,
-    "tests/solver/test_step_control.py": 8,
+    "tests/contact/test_crush_law.py": 9,
+    "tests/solver/test_step_control.py": 9,
+    "tests/physics/test_axles.py": 8,
+    "tests/fit/test_fit_crush.py": 8,
+    "tests/articulated/test_semitrailer_statics.py": 8,
+    "tests/physics/test_driver_tables.py": 8,
 }
 # A group not in the table: this many seconds a test (most small tests take 0.1-1 s).
 UNLISTED_SECONDS_PER_TEST = 0.3
@@ -151,3 +166,8 @@ def pytest_configure(config):
     if getattr(config.option, "dist", "no") == "loadgroup":
         config.option.loadscopereorder = False
 
+
+
+def pytest_unconfigure(config):
+    if _OWN_CACHE is not None and not hasattr(config, "workerinput"):
+        shutil.rmtree(_OWN_CACHE, ignore_errors=True)

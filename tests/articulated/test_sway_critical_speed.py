@@ -78,14 +78,15 @@ def test_sway_crossing_within_5_percent_of_the_linear_critical_speed():
 
 
 def test_sway_decays_below_and_grows_above_the_linear_critical_speed():
-    """Reduced twin: 15 % below and above the critical speed (at the linear model's growth
-    rates there, about -/+0.2 1/s, ten seconds change the amplitude by a factor 7), the decay
-    rate from the study metric sway_decay (the in-run estimator of analysis/sway.py)."""
-    v_crit, speeds, _, decay = sway_rates((0.85, 1.15), 12.0, record=False)
+    """Reduced twin: 15 % below and above the critical speed, 8 s simulated (the metric
+    fits the peaks from 2.5 s on: at the linear model's growth rates there, about -/+0.2 1/s,
+    the 5.5 s change the amplitude by a factor 3), the decay rate from the study metric
+    sway_decay (the in-run estimator of analysis/sway.py)."""
+    v_crit, speeds, _, decay = sway_rates((0.85, 1.15), 8.0, record=False)
     # the study metric sway_decay (positive: decaying) against the linear model's growth rate
     # at the same speed: within 0.1 1/s, the simulated combination being better damped by its
     # suspension, roll, tire load sensitivity and lag (docs/trailers.md: 0.04-0.08 1/s)
     linear = np.array([sway_eigenvalue(linear_model(car_model(), trailer_model(car_model(), l2=B2, iz=IZ2, iy=IZ2)),
                                        u).real for u in speeds])
-    assert decay[0] > 0.0 > decay[1], decay  # measured 0.301 and -0.158 1/s; linear -0.229, +0.175
+    assert decay[0] > 0.0 > decay[1], decay  # measured 0.300 and -0.145 1/s (0.301, -0.158 over 12 s); linear -0.229, +0.175
     assert np.all(np.abs(-decay - linear) < 0.1), (decay, linear)
