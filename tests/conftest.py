@@ -12,7 +12,8 @@ import pytest
 # the run's first process, shared by the xdist workers and by the CLI processes that tests
 # start (they inherit the variable), removed at the end. The same program (the offset study's
 # loop, the report's examples) is compiled by several tests, on both workers and in child
-# processes; with the cache it compiles once per run. Every run starts empty, as on CI, and
+# processes; with the cache it compiles once per run (few do: 16 s of compilation saved in a
+# default run on 2 cores, 2026-11-26). Every run starts empty, as on CI, and
 # never touches the user's cache folder. A loaded program is the one compiled, bit for bit
 # (tests/core/test_executable_cache.py). Tests of the cache itself set the variable
 # themselves; JAXMEDUSA_COMPILE_CACHE=0 in the environment turns it off for a run.
