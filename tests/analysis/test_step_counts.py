@@ -109,13 +109,19 @@ def _main_c_steps(end_time: float, dt: float) -> int:
     return n
 
 
-def test_run_counts_medusa_rule_before_contact(tmp_path):
+def test_run_counts_medusa_rule_before_contact(tmp_path, monkeypatch):
     """`jaxmedusa run` of the offset example to 1.0 s (contact begins at 1.01 s): MEDUSA's
     rule takes main.c's number of steps (T / dt, plus one when the summed t ends at or below
     T), rejects none; the counts are in RunOutput and the trajectory table's metadata; and
     the counting tracker compiles the step loop once (strongly typed initial counts)."""
     import json
 
+    from jaxmedusa.core import executable_cache
+
+    # the plain jitted loop, whose compilations advance._cache_size() counts: with the test
+    # run's executable cache on (tests/conftest.py) a program another test stored is loaded
+    # from disk instead, and advance compiles nothing
+    monkeypatch.setitem(executable_cache._state, "folder", None)
     advance.clear_cache()
     out = run_scenario(EXAMPLES / "offset", end_time=1.0, save_every=0.1, out_root=tmp_path,
                        contact_geometry="superellipsoid")  # the rule is the shape's business only after contact
