@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 import time
 from pathlib import Path
 
@@ -25,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # offset_layers.build_chunk
 
 
 def _best(f, *args, repeats=3):
@@ -62,13 +64,10 @@ def tire_case(b: int, n: int = 500) -> tuple[float, float, float]:
 
 def step_case(b: int, contact: bool, n: int = 200) -> tuple[float, float, float]:
     from jaxmedusa import study as S
-    from jaxmedusa.build import build_batch
     from jaxmedusa.solver.step import scenario_step
+    from offset_layers import build_chunk
     study = S.load_study(ROOT / "studies" / "offset.toml")
-    ids, cols = S.design(study)
-    items = S.scenarios_for(study, {c: v[:b] for c, v in cols.items()}, ids[:b])
-    batch, state = build_batch([it[0] for it in items], study.settings.dt, n_vehicles=study.n_vehicles,
-                               tire=[it[1] for it in items], contact=[it[2] for it in items])
+    batch, state = build_chunk(study, b)
     settings = study.settings if contact else dataclasses.replace(study.settings, contact=False)
 
     def first(bt, s):

@@ -33,7 +33,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--file", default="studies/infer_offset_brake.toml")
     ap.add_argument("--at", type=float, nargs="+", help="the line's centre, one value per unknown (default: prior medians)")
-    ap.add_argument("--half-width", type=float, nargs="+", help="the line's half width per unknown (default: 2.5 %% of the prior's 5-95 %% range x 10)")
+    ap.add_argument("--half-width", type=float, nargs="+", help="the line's half width per unknown (default: a quarter of the prior's 5-95 %% range)")
     ap.add_argument("--draws", type=int, default=1024, help="prior draws for the failed-run check")
     ap.add_argument("--points", type=int, default=512, help="points per line")
     ap.add_argument("--seed", type=int, default=0)
@@ -71,8 +71,8 @@ def main() -> None:
     out["lines"] = {}
     for j, name in enumerate(names):
         lo, hi = post.priors[j].support
-        xs = np.linspace(max(centre[j] - half[j], lo + 1e-9 * (hi - lo if np.isfinite(hi - lo) else 1.0)),
-                         min(centre[j] + half[j], hi - 1e-9 * (hi - lo if np.isfinite(hi - lo) else 1.0)), args.points)
+        inside = 1e-9 * (hi - lo if np.isfinite(hi - lo) else 1.0)  # the line stays inside the open support
+        xs = np.linspace(max(centre[j] - half[j], lo + inside), min(centre[j] + half[j], hi - inside), args.points)
         thetas = np.repeat(centre[None], args.points, axis=0)
         thetas[:, j] = xs
         U = np.stack([post.to_u(t) for t in thetas])
