@@ -30,7 +30,7 @@ from jaxmedusa.core.state import (CONTACT_WARM_SIZE, CRUSH_MEMORY, BarrierState,
 from jaxmedusa.core.status import Status
 from jaxmedusa.physics import road as road_mod
 from jaxmedusa.physics.tire import TIRES
-from jaxmedusa.physics.vehicle import model_wheels, vehicle_params
+from jaxmedusa.physics.vehicle import chassis_damping_limit, model_wheels, vehicle_params
 
 __all__ = ["build_batch", "initial_state", "driver_params", "table_arrays", "table_length", "initial_directors",
            "barrier_params", "batch_barriers", "batch_wheel_tables", "batch_zones", "model_wheels"]
@@ -301,6 +301,13 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
     n_wheels = max(model_wheels(m) for m in all_models)  # W: 2 x the most axles of any vehicle
     # the wheel layer (per-wheel tires, tandem equaliser) only where a vehicle needs it
     wheel_layer = n_wheels if any(m.extra_axles or m.tires_by_axle for m in all_models) else None
+    damped = any(m.chassis_damping != 0.0 for m in all_models)  # structural damping, else compiled out
+    for sc in scenarios:
+        for mi, m in enumerate(sc.models):
+            if m.chassis_damping > 0.0 and m.chassis_damping > (limit := chassis_damping_limit(vehicle_params(m), dt)):
+                raise ValueError(f"scenario {sc.name!r}: models.{mi + 1}.chassis_damping: {m.chassis_damping:g} s is more "
+                                 f"than steps of {dt:g} s integrate stably ({limit:.3g} s at most; "
+                                 f"docs/vehicles-and-scenes.md): smaller steps or less damping")
     vp_cache, vp_list, vp_idx = {}, [], np.zeros((b, n_v), np.int64)
     road_cache, road_list, road_idx = {}, [], np.zeros(b, np.int64)
     drv = {f: np.zeros((b, n_v, k)) for f in ("st", "sv", "vt", "vv")}
@@ -325,7 +332,7 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
             mk = _key(model) + tkey
             if mk not in vp_cache:
                 vp_cache[mk] = len(vp_list)
-                vp_list.append(_np_tree(vehicle_params(model, tires[i], tire_models, wheel_layer)))
+                vp_list.append(_np_tree(vehicle_params(model, tires[i], tire_models, wheel_layer, damped)))
             vp_idx[i, j] = vp_cache[mk]
             dp = driver_params(veh, k)
             drv["st"][i, j], drv["sv"][i, j], drv_lin["sl"][i, j] = dp.steer_times, dp.steer_values, dp.steer_linear

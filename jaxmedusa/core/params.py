@@ -69,6 +69,9 @@ class VehicleParams:
     # (W, W) load equaliser of tandem axles (physics/vehicle.py): the wheel loads are
     # equalise @ (spring forces); None for batches of two-axle cars (compiled out).
     equalise: jnp.ndarray | None = None
+    # stiffness-proportional damping coefficient beta [s] of the chassis's elastic modes
+    # (ModelSpec.chassis_damping); None for batches without it (compiled out: MEDUSA's chassis).
+    chassis_damping: jnp.ndarray | None = None
 
 
 def inertia_parameters(ix: float, iy: float, iz: float) -> np.ndarray:

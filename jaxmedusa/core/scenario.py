@@ -69,6 +69,11 @@ class ModelSpec:
     # Rolling-resistance coefficient f_r [-] (EDC "Longitudinal tire force"; not in MEDUSA, 0:
     # a free-rolling MEDUSA car never slows). Typical: 0.010-0.015 for cars on asphalt.
     rolling_resistance: float = 0.0
+    # Structural damping of the chassis's elastic deformation [s]: the stiffness-proportional
+    # (Rayleigh) coefficient beta, so that an elastic mode of angular frequency omega has the
+    # damping ratio beta omega / 2 (physics/vehicle.py `viscous_director_forces`). Not in
+    # MEDUSA, whose Cosserat chassis rings undamped (0: MEDUSA's results unchanged).
+    chassis_damping: float = 0.0
     # Further axles behind the rear one (L2), front to rear; () for MEDUSA's two-axle car.
     extra_axles: tuple[AxleSpec, ...] = ()
     # Tire parameter overrides per axle, front to rear (dicts of the tire model's parameters;

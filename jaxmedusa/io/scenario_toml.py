@@ -46,6 +46,8 @@ TOML scenario schema (all lengths in m, speeds in m/s, angles in degrees, times 
             [-0.0748, 0.0, 0.9972]]
     tire_model = "calspan"            # optional: a tire model of physics.tire.TIRES
     rolling_resistance = 0.0          # optional: coefficient f_r [-] (0: MEDUSA's free rolling)
+    chassis_damping = 0.0             # optional: structural damping beta [s] of the chassis's
+                                      # elastic modes (0: MEDUSA's undamped chassis)
     extra_axles = [{ l = 2.3, track = 1.8, h = 0.9, c = 6e5, d = 2e4, equalised = true }]  # optional
                                       # axles behind L2 (a truck's tandem; docs/vehicles-and-scenes.md)
     tires_by_axle = [{}, { mu_p = 0.8 }, { mu_p = 0.8 }]   # optional tire overrides per axle
@@ -142,7 +144,7 @@ _VEHICLE_KEYS = ("model", "x", "y", "speed", "orientation_deg", "tire_speed", "s
     TRAILER_KEYS
 _VEHICLE_REQUIRED = ("model", "x", "y", "speed")
 _TOP_KEYS = ("name", "medusa", "models", "vehicles", "road", "overrides", "simulation", "barriers", "intended_overlap")
-_OPTIONAL_MODEL_FIELDS = ("kind", "tire_model", "rolling_resistance", "extra_axles", "tires_by_axle") + CRUSH_FIELDS
+_OPTIONAL_MODEL_FIELDS = ("kind", "tire_model", "rolling_resistance", "chassis_damping", "extra_axles", "tires_by_axle") + CRUSH_FIELDS
 
 
 def load_scenario(path: str | Path) -> tuple[Scenario, dict]:

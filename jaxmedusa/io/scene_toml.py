@@ -107,7 +107,8 @@ def tires_by_axle(value, where: str, err: InputErrors) -> tuple[dict, ...]:
 
 
 def check_scene_model(model: ModelSpec, where: str, err: InputErrors):
-    """Further axles, per-axle tire names and the rolling resistance of a model; fails naming the key."""
+    """Further axles, per-axle tire names, the rolling resistance and the chassis damping of a model;
+    fails naming the key."""
     for fld, reason in axle_problems(model)[:1]:
         err.fail(f"{where}.{fld}", reason)
     tire_names = set(TIRES.resolve(model.tire_model, where=f"{where}.tire_model").defaults)
@@ -117,6 +118,8 @@ def check_scene_model(model: ModelSpec, where: str, err: InputErrors):
                      f"valid: {', '.join(sorted(tire_names))}")
     if not model.rolling_resistance >= 0.0:
         err.fail(f"{where}.rolling_resistance", f"a coefficient >= 0 expected, got {model.rolling_resistance!r}")
+    if not model.chassis_damping >= 0.0:
+        err.fail(f"{where}.chassis_damping", f"a damping coefficient >= 0 [s] expected, got {model.chassis_damping!r}")
 
 
 def trailer_keys(t: dict, v, where: str, err: InputErrors):

@@ -63,6 +63,51 @@ def intrinsic_director_forces(F, lam, tm):
     return lam * jnp.trace(strain) * F + tm * F @ strain
 
 
+def viscous_director_forces(F, W, lam, tm, beta):
+    """Structural damping of the chassis, as columns of a (3, 3) array [N] added to k^i of eq (1.12).
+
+    Not in MEDUSA. Kelvin-Voigt damping proportional to the stiffness: the strain-rate part of
+    dk/dt times beta [s], k_v = beta F (lam tr(C') I + tm C'), C' = dC/dt = F^T W + W^T F (W the
+    director velocities). C' vanishes for a rigid rotation (W = Omega F, Omega skew), so only
+    deformation is damped; the dissipated power sum_i k_v^i . w_i = beta (lam tr(C')^2 + tm C':C') / 2
+    is never negative; linearised about the undeformed state it is the stiffness matrix times beta,
+    so an elastic mode of angular frequency omega gets the damping ratio beta omega / 2.
+    """
+    rate = F.T @ W + W.T @ F
+    return beta * (lam * jnp.trace(rate) * F + tm * F @ rate)
+
+
+def chassis_frequencies(p: VehicleParams) -> np.ndarray:
+    """(6,) angular frequencies [rad/s] of the chassis's elastic modes, ascending: eq (1.12)'s
+    director forces linearised about the undeformed state (dk = 2 lam tr(e) I + 2 tm e, e the
+    symmetric part of dF), against the inertia parameters my of eq (1.30); the three rigid
+    rotations (zero frequency) left out. The report's model 1: 50.6, 91.5, 133, 138, 156, 258 Hz."""
+    lam, tm, my = float(p.lam), float(p.tm), np.asarray(p.my, float)
+    K = np.zeros((9, 9))
+    for j in range(9):
+        dF = np.zeros(9)
+        dF[j] = 1.0
+        e = dF.reshape(3, 3)
+        e = e + e.T
+        K[:, j] = (lam * np.trace(e) * np.eye(3) + tm * e).reshape(-1)
+    M_inv = np.repeat(1.0 / my[None, :], 3, axis=0).reshape(-1)  # column i of dW is divided by my^i
+    w2 = np.sort(np.linalg.eigvals(M_inv[:, None] * K).real)
+    return np.sqrt(np.maximum(w2[3:], 0.0))
+
+
+def chassis_damping_limit(p: VehicleParams, dt: float) -> float:
+    """The largest chassis damping beta [s] (viscous_director_forces) that the step of eq (1.52)
+    integrates stably at steps up to dt [s].
+
+    The step on a mode x'' = -omega^2 x - beta omega^2 x' (predict x~ = x + dt v, then v += dt a(x~,
+    v), x += dt v_old) has the amplification matrix [[1, dt], [-dt w2, 1 - dt^2 w2 - dt beta w2]],
+    w2 = omega^2, with determinant 1 - dt beta w2 and trace 2 - dt^2 w2 - dt beta w2; both
+    eigenvalues lie in the unit disc while w2 dt (dt + 2 beta) <= 4 (Jury's conditions). The
+    undamped step needs omega dt <= 2 (1.23 ms for the report's car); damping lowers that."""
+    w2 = float(chassis_frequencies(p)[-1]) ** 2
+    return max(0.5 * (4.0 / (w2 * dt) - dt), 0.0)
+
+
 def stored_energy(F, lam, tm):
     """m*psi of eq (1.34) [J]: V/2 (lambda eps_jj^2 + 2 mu eps_mn eps_mn), eps = (d_i.d_j - delta_ij)/2."""
     strain = F.T @ F - jnp.eye(3)
@@ -149,6 +194,8 @@ def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg
     l0 = jnp.sum(fq, axis=0) - jnp.array([0.0, 0.0, p.mass * GRAVITY])  # eq (1.10)
     li = fq.T @ Xq  # (3, 3): column i = sum_q X_q^i f^q, eq (1.10)
     k = intrinsic_director_forces(F, p.lam, p.tm)
+    if p.chassis_damping is not None:  # structural damping (compiled out for MEDUSA's undamped chassis)
+        k = k + viscous_director_forces(F, W, p.lam, p.tm, p.chassis_damping)
     # eq (1.30): z2' = M^-1 (A f - k + u); vehicle.c multiplies by the inverse mass matrix.
     dv = l0 * (1.0 / p.mass)
     dW = (li - k) * (1.0 / p.my)
@@ -225,7 +272,7 @@ def _wheel_tires(model: ModelSpec, tire: dict | None, tire_models, n_wheels: int
 
 
 def vehicle_params(model: ModelSpec, tire: dict | None = None, tire_models: tuple[str, ...] | None = None,
-                   n_wheels: int | None = None) -> VehicleParams:
+                   n_wheels: int | None = None, damped: bool | None = None) -> VehicleParams:
     """VehicleParams for one ModelSpec, computed as init.c `read_models()` does. `tire`
     overrides parameters of the model's tire model (ModelSpec.tire_model, default Goodyear
     185SR14 for "calspan"); `tire_models` are the tire models present in the batch
@@ -233,6 +280,8 @@ def vehicle_params(model: ModelSpec, tire: dict | None = None, tire_models: tupl
     batch when it holds a vehicle with more than two axles or per-axle tires (build.py); the
     parameters then have that many wheels, tire parameters per wheel and a load equaliser.
     None (with a two-axle model without per-axle tires): MEDUSA's four wheels, exactly.
+    `damped`: whether the batch carries structural damping (ModelSpec.chassis_damping; None:
+    where this model has it), so that one batch has one structure.
     An impossible model (core.scenario.model_problems) raises ValueError naming the field."""
     problems = model_problems(model)
     if problems:
@@ -268,4 +317,5 @@ def vehicle_params(model: ModelSpec, tire: dict | None = None, tire_models: tupl
         crush_b=f([m.crush_b_front, m.crush_b_rear, m.crush_b_side]),
         rolling_resistance=f(m.rolling_resistance),
         equalise=None if n_wheels is None else f(E),
+        chassis_damping=f(m.chassis_damping) if (m.chassis_damping != 0.0 if damped is None else damped) else None,
     )
