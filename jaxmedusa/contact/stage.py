@@ -56,13 +56,14 @@ def scenario_geometry(batch_item, r_pred, F_pred, warm, settings: Settings) -> P
     p, cp = batch_item.vehicle, batch_item.contact
     # The law chooses its broad phase: MEDUSA's bounding sphere (largest semi-axis) misses
     # corner contacts until the surfaces overlap; the physical law uses enclosing spheres.
-    broad = LAWS.resolve(settings.contact_law, where="Settings.contact_law").broad_phase
+    law = LAWS.resolve(settings.contact_law, where="Settings.contact_law")
     shape = _shape(settings)
     if shape.geometry is not None:  # a shape with its own search (contact.types.Shape.geometry)
         one = shape.geometry
     else:
         def one(r1, F1, a1, r2, F2, a2, w):
-            return pair_geometry(shape, r1, F1, a1, r2, F2, a2, w, cp.eps1, cp.eps2, broad_phase=broad)
+            return pair_geometry(shape, r1, F1, a1, r2, F2, a2, w, cp.eps1, cp.eps2, broad_phase=law.broad_phase,
+                                 tangent_cutoff=law.tangent_cutoff)
     return jax.vmap(one)(r_pred[a], F_pred[a], p.contact_axes[a], r_pred[b], F_pred[b], p.contact_axes[b], warm)
 
 
@@ -111,7 +112,7 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
         geom = compacted_map(lambda x: shape.geometry(*x), flat(near), inputs, default,
                              capacity=1 if bsz == 1 else None)
         return jax.tree.map(unflat, geom)
-    broad = LAWS.resolve(settings.contact_law, where="Settings.contact_law").broad_phase
+    law = LAWS.resolve(settings.contact_law, where="Settings.contact_law")
     Bm = F_pred * (shape.ellipsoid_scale * axes)[:, :, None, :]  # [B, V, 3, 3]: F diag(a), the box of each body
     boxes = jax.vmap(jax.vmap(boxes_overlap))(r_pred[:, a], Bm[:, a], r_pred[:, b], Bm[:, b])
     near = (dist < radius[:, a] + radius[:, b]) & boxes & batch.valid[:, a] & batch.valid[:, b]
@@ -122,7 +123,8 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
               flat(axes[:, b]), flat(warm), per_pair(batch.contact.eps1), per_pair(batch.contact.eps2))
     default = jax.tree.map(flat, jax.vmap(_far_apart)(batch, r_pred, warm))
     dense = dense_pairs(bsz * npair)  # an accelerator's small batch: no conditions (core/control_flow.py)
-    geom = compacted_map(lambda x: pair_geometry(shape, *x, broad_phase=broad, unrolled=dense), flat(near), inputs,
+    geom = compacted_map(lambda x: pair_geometry(shape, *x, broad_phase=law.broad_phase, unrolled=dense,
+                                                             tangent_cutoff=law.tangent_cutoff), flat(near), inputs,
                          default, dense=dense)
     return jax.tree.map(unflat, geom)
 

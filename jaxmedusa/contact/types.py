@@ -188,6 +188,9 @@ class ContactLaw:
         does not depend on it and the steps stay at dt.
     default_shape: the contact shape (a name of contact.shapes.SHAPES) the law uses when
         the settings name none (`Settings.contact_geometry = None`).
+    tangent_cutoff: the relative singular value below which the narrow phase's implicit
+        derivative leaves a direction of the contact points out (shapes/narrow_phase.py,
+        `implicit_solver`): the deepest point's slide along nearly parallel flat faces.
     """
 
     name: str
@@ -196,3 +199,4 @@ class ContactLaw:
     wall_terms: Callable | None = None
     shrink_on_contact: bool = True
     default_shape: str = "superellipsoid"
+    tangent_cutoff: float = 1e-6

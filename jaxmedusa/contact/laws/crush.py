@@ -249,6 +249,11 @@ def wall_terms(wall, gamma, memory, m, p, cp):
     return gamma, applied_terms(f, wall.X, p), out.force, crush
 
 
-# Enclosing spheres (corner contacts start before the surfaces overlap); constant steps.
+# Enclosing spheres (corner contacts start before the surfaces overlap); constant steps. The
+# contact points' tangents leave out directions whose singular value is below 1e-4 of the
+# largest (shapes/narrow_phase.py, `implicit_solver`), not 1e-6: the law moves the force points
+# to the middle of the engaged width along t, so the deepest point's slide along flat faces
+# does not set its force, while its ill-conditioned tangent (up to ~1/cutoff) spiked
+# derivatives of whole runs by 100-1000x at isolated parameter values (docs/gradients.md).
 LAW = ContactLaw(name="crush", pair_terms=pair_terms, broad_phase="enclosing", wall_terms=wall_terms,
-                 shrink_on_contact=False)
+                 shrink_on_contact=False, tangent_cutoff=1e-4)

@@ -45,7 +45,9 @@ __all__ = ["pair_geometry", "cold_warm", "implicit_solver", "WARM_SIZE", "DEFAUL
 
 BROAD_PHASES = ("medusa", "enclosing")
 
-# relative Tikhonov damping of the implicit derivative's 4x4 solve (implicit_solver)
+# relative size of the singular values below which the implicit derivative's 4x4 solve
+# (implicit_solver) leaves a direction out; a contact law may ask for another
+# (contact.types.ContactLaw.tangent_cutoff)
 IMPLICIT_DAMPING = 1e-6
 DEFAULT_ITERS = 8  # most LM iterations per problem; 1-3 suffice when warm-started every step
 # warm start: y1 (3), y2 (3) (the previous unit-surface points), then mu1, mu2, the damping
@@ -187,7 +189,7 @@ def _optimality(z, c, M, gauge, eps):
     return jnp.concatenate([gh - lam * jax.grad(g)(y), (g(y) - 1.0)[None]])
 
 
-def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False):
+def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False, cutoff=IMPLICIT_DAMPING):
     """`_solve_one` with derivatives by the implicit function theorem (a jax.custom_jvp).
 
     The primal is the search's answer. Its tangent is NOT the derivative of
@@ -195,7 +197,7 @@ def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False):
     converged, every step is rejected and the tangent is frozen at whatever the warm start
     carried from earlier steps); it is the derivative of the solution of the optimality
     conditions R(y, lam; c, M, eps) = 0 (`_optimality`): dz = -(dR/dz)^-1 (dR/dtheta) dtheta,
-    one 4x4 solve per problem, damped where the system is nearly singular (a non-strict
+    one 4x4 solve per problem, filtered where the system is nearly singular (a non-strict
     minimum, e.g. parallel flat faces: see the comment in the rule); a singular one gives a
     zero tangent instead of NaN.
 
@@ -203,7 +205,8 @@ def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False):
     static (closed into gauge). gauge_derivatives(y, eps) -> (G, grad G, hess G), the closed
     forms of superellipsoid_derivatives.py, or None for automatic differentiation (used by the
     search only; the tangent rule differentiates `gauge`). Returns solve(c, M, w_cold, w_warm, eps) ->
-    (y, h(y), mu) like _solve_one; mu (the search's damping) has no derivative.
+    (y, h(y), mu) like _solve_one; mu (the search's damping) has no derivative. cutoff (static):
+    the relative singular value below which the tangent leaves a direction out (below).
     """
 
     @jax.custom_jvp
@@ -226,18 +229,23 @@ def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False):
         # the check is on the primal J only, so the rule stays linear in the tangents (reverse mode)
         det = jnp.linalg.det(J)
         ok = jnp.isfinite(det) & (jnp.abs(det) > 1e-12 * jnp.maximum(jnp.max(jnp.abs(J)), TINY) ** 4)
-        # damped (Tikhonov) least squares, (J^T J + lam^2 I) dz = -J^T rhs, lam = IMPLICIT_DAMPING
-        # max|J|: the exact solve where J is well conditioned (relative change (lam/sigma_min)^2,
-        # below 1e-6 for sigma_min > 1e-3 max|J|), a bounded tangent where it is nearly singular.
-        # Nearly parallel, nearly flat faces (superellipsoids, eps 0.4) make J nearly singular:
-        # the deepest point slides along the face, its exact tangent grows as 1/sigma_min, and
-        # whether an iteration landed a hair nearer the singularity (XLA rounds a batch of
-        # scenarios differently from one) changed forward-mode derivatives of a whole run by
-        # 10-300x at isolated scenarios (docs/gradients.md, "Nearly singular contact points").
+        # A filtered least-squares solve: dz = -V diag(f(s_i) / s_i) V^T J^T rhs, s_i = sigma_i^2 the
+        # eigenvalues of J^T J, f(s) = s^2 / (s^2 + lam^4), lam = cutoff max|J|: the exact
+        # solve along directions with sigma >> lam (relative change (lam / sigma)^4, below 1e-8
+        # for sigma > 1e-1 max|J|), none along nearly singular ones (the tangent there bounded by
+        # about 0.6 / lam of the right-hand side). Nearly parallel, nearly flat faces
+        # (superellipsoids, eps 0.4) make J nearly singular: the deepest point slides along the
+        # face, its exact tangent grows as 1/sigma_min, and whether an iteration landed a hair
+        # nearer the singularity changes forward-mode derivatives of a whole run by 10-300x at
+        # isolated scenarios or parameter values (docs/gradients.md, "Nearly singular contact
+        # points"). Tikhonov's (J^T J + lam^2 I)^-1, i.e. f(s) = s / (s + lam^2), bounds it the same
+        # but changes the well-conditioned directions by (lam / sigma)^2: at lam = 1e-3 max|J|,
+        # by 1e-3 where sigma is 3 % of max|J|, which central differences see.
         Js = jnp.where(ok, J, jnp.eye(4, dtype=J.dtype))
-        lam = IMPLICIT_DAMPING * jnp.max(jnp.abs(Js))
-        normal = Js.T @ Js + lam * lam * jnp.eye(4, dtype=J.dtype)
-        dz = jnp.where(ok, jnp.linalg.solve(normal, -(Js.T @ rhs)), 0.0)
+        lam2 = (cutoff * jnp.max(jnp.abs(Js))) ** 2
+        s, V = jnp.linalg.eigh(Js.T @ Js)
+        s = jnp.maximum(s, 0.0)
+        dz = jnp.where(ok, -(V @ (s / (s * s + lam2 * lam2) * (V.T @ (Js.T @ rhs)))), 0.0)
         dy = dz[:3]
         _, dfy = jax.jvp(lambda u, c_, M_, e_: gauge(c_ + M_ @ u, e_), (y, c, M, eps), (dy, dc, dM, deps))
         return (y, fy, mu), (dy, dfy, jnp.zeros_like(mu))
@@ -268,6 +276,7 @@ def pair_geometry(
     frame="affine",
     iters=DEFAULT_ITERS,
     unrolled=False,
+    tangent_cutoff=IMPLICIT_DAMPING,
 ):
     """Contact geometry of one pair of vehicles (vmap over pairs and batches).
 
@@ -280,6 +289,7 @@ def pair_geometry(
     semi-axis, as contact.c) or "enclosing" (spheres that enclose the shapes). frame (static):
     "affine" or "principal" (module docstring). iters (static): solver iterations; unrolled
     (static): run all of them, masked after convergence (core/control_flow.py).
+    tangent_cutoff (static): implicit_solver's cutoff (the contact law's, ContactLaw.tangent_cutoff).
 
     The narrow phase always runs (branchless), so the warm start stays current even while
     the broad phase fails. stage.batch_geometry calls it for the pairs whose enclosing
@@ -322,7 +332,7 @@ def pair_geometry(
     w_cold = jnp.stack([b1.A @ (r2 - r1), b2.A @ (r1 - r2)])
     w_warm = jnp.stack([warm[0:3], warm[3:6]])
     # derivatives of the contact points by the implicit function theorem (implicit_solver)
-    solver = implicit_solver(gauge_eps, iters, deriv_eps, unrolled)
+    solver = implicit_solver(gauge_eps, iters, deriv_eps, unrolled, tangent_cutoff)
     y, hval, mu = jax.vmap(lambda *a: solver(*a, eps))(c, M, w_cold, w_warm)
     y1, y2 = y[0], y[1]
     T1 = r1 + b1.B @ y1
