@@ -67,6 +67,7 @@ def model1_at_equilibrium(models):
 GROUP_SECONDS = {
     "offset_medusa_search": 62,
     "sens_offset_jvp": 54,
+    "tests/infer/test_worked_example_gradient.py": 45,  # measured alone, 2026-11-26
     "tests/fit/test_fit_offset_example.py": 43,
     "tests/test_examples.py": 42,
     "tests/articulated/test_sway_critical_speed.py": 41,
