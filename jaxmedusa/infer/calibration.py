@@ -53,6 +53,27 @@ CALIBRATION_PROBLEMS = {
                 "observations": [{"vehicle": 1, "time": "end", "x": 0.26, "speed": 0.54,
                                   "sigma": {"x": 0.01, "speed": 0.05}}],
                 "infer": {"target_accept": 0.9, "max_tree_depth": 6}},
+    # the same car and barrier (the straight example's car, model 1 of Appendix C) with the
+    # car 1 cm from the wall, so that the pulse starts at once: 0.12 s at 1 ms (120 steps, a
+    # quarter of "contact") hold the whole pulse (peak crush near 0.065 s, separation near
+    # 0.1 s) and 20 ms of rebound; only x is observed (sigma 1 cm). Near 1.93 m/s the rebound
+    # speed peaks (0.38, 0.49, 0.37 m/s at 1.5, 1.88, 2.38 m/s; the law's restitution is
+    # constant below its damage threshold and falls above it, docs/crash-law.md), as both of
+    # "contact"'s observations do: observed, it would make the posterior bimodal, which short
+    # chains do not cross (docs/inference.md). x at 0.12 s rises with the speed throughout,
+    # with a kink there (slope 3.0 sigma per m/s below, 6.6 falling to 3.8 above), so the
+    # posterior is one peak (sd 0.14-0.18 m/s against the prior's 0.3: data and prior both
+    # matter). At 1 ms x differs from 0.25 ms steps by at most 5e-5 m (0.005 sigma) over the
+    # prior's range (600 speeds); 2 ms steps diverge.
+    "contact_small": {"scenario": {"medusa": {"folder": "medusa/straight"}, "road": {"flat": True},
+                                   "barriers": [{"type": "plane", "position": [2.01, 0.0, 0.0],
+                                                 "normal": [-1.0, 0.0, 0.0]}]},
+                      "simulation": {"end_time": 0.12, "dt": 1e-3, "step_control": "constant",
+                                     "contact_law": "crush"},
+                      "unknowns": {"v1_speed": {"path": "vehicles.1.speed",
+                                                "prior": {"truncated_normal": [2.2, 0.3, 1.5, 3.0]}}},
+                      "observations": [{"vehicle": 1, "time": "end", "x": 0.07, "sigma": {"x": 0.01}}],
+                      "infer": {"target_accept": 0.9, "max_tree_depth": 6}},
 }
 
 __all__ = ["Calibration", "calibrate", "CALIBRATION_PROBLEMS"]
