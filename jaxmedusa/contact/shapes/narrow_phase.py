@@ -48,7 +48,7 @@ BROAD_PHASES = ("medusa", "enclosing")
 # relative size of the singular values below which the implicit derivative's 4x4 solve
 # (implicit_solver) leaves a direction out; a contact law may ask for another
 # (contact.types.ContactLaw.tangent_cutoff)
-IMPLICIT_DAMPING = 1e-6
+TANGENT_CUTOFF = 1e-6
 DEFAULT_ITERS = 8  # most LM iterations per problem; 1-3 suffice when warm-started every step
 # warm start: y1 (3), y2 (3) (the previous unit-surface points), then mu1, mu2, the damping
 # each search ended at: a diagnostic, not read back (_solve_one says why) (core.state.CONTACT_WARM_SIZE)
@@ -189,7 +189,7 @@ def _optimality(z, c, M, gauge, eps):
     return jnp.concatenate([gh - lam * jax.grad(g)(y), (g(y) - 1.0)[None]])
 
 
-def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False, cutoff=IMPLICIT_DAMPING):
+def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False, cutoff=TANGENT_CUTOFF):
     """`_solve_one` with derivatives by the implicit function theorem (a jax.custom_jvp).
 
     The primal is the search's answer. Its tangent is NOT the derivative of
@@ -232,7 +232,7 @@ def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False, cutoff
         # A filtered least-squares solve: dz = -V diag(f(s_i) / s_i) V^T J^T rhs, s_i = sigma_i^2 the
         # eigenvalues of J^T J, f(s) = s^2 / (s^2 + lam^4), lam = cutoff max|J|: the exact
         # solve along directions with sigma >> lam (relative change (lam / sigma)^4, below 1e-8
-        # for sigma > 1e-1 max|J|), none along nearly singular ones (the tangent there bounded by
+        # for sigma > 100 lam), none along nearly singular ones (the tangent there bounded by
         # about 0.6 / lam of the right-hand side). Nearly parallel, nearly flat faces
         # (superellipsoids, eps 0.4) make J nearly singular: the deepest point slides along the
         # face, its exact tangent grows as 1/sigma_min, and whether an iteration landed a hair
@@ -276,7 +276,7 @@ def pair_geometry(
     frame="affine",
     iters=DEFAULT_ITERS,
     unrolled=False,
-    tangent_cutoff=IMPLICIT_DAMPING,
+    tangent_cutoff=TANGENT_CUTOFF,
 ):
     """Contact geometry of one pair of vehicles (vmap over pairs and batches).
 
