@@ -302,12 +302,6 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
     # the wheel layer (per-wheel tires, tandem equaliser) only where a vehicle needs it
     wheel_layer = n_wheels if any(m.extra_axles or m.tires_by_axle for m in all_models) else None
     damped = any(m.chassis_damping != 0.0 for m in all_models)  # structural damping, else compiled out
-    for sc in scenarios:
-        for mi, m in enumerate(sc.models):
-            if m.chassis_damping > 0.0 and m.chassis_damping > (limit := chassis_damping_limit(vehicle_params(m), dt)):
-                raise ValueError(f"scenario {sc.name!r}: models.{mi + 1}.chassis_damping: {m.chassis_damping:g} s is more "
-                                 f"than steps of {dt:g} s integrate stably ({limit:.3g} s at most; "
-                                 f"docs/vehicles-and-scenes.md): smaller steps or less damping")
     vp_cache, vp_list, vp_idx = {}, [], np.zeros((b, n_v), np.int64)
     road_cache, road_list, road_idx = {}, [], np.zeros(b, np.int64)
     drv = {f: np.zeros((b, n_v, k)) for f in ("st", "sv", "vt", "vv")}
@@ -331,8 +325,13 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
             model = sc.models[veh.model]
             mk = _key(model) + tkey
             if mk not in vp_cache:
+                vp = vehicle_params(model, tires[i], tire_models, wheel_layer, damped)
+                if model.chassis_damping > 0.0 and model.chassis_damping > (limit := chassis_damping_limit(vp, dt)):
+                    raise ValueError(f"scenario {sc.name!r}: models.{veh.model + 1}.chassis_damping: "
+                                     f"{model.chassis_damping:g} s is more than steps of {dt:g} s integrate stably "
+                                     f"({limit:.3g} s at most; docs/vehicles-and-scenes.md): smaller steps or less damping")
                 vp_cache[mk] = len(vp_list)
-                vp_list.append(_np_tree(vehicle_params(model, tires[i], tire_models, wheel_layer, damped)))
+                vp_list.append(_np_tree(vp))
             vp_idx[i, j] = vp_cache[mk]
             dp = driver_params(veh, k)
             drv["st"][i, j], drv["sv"][i, j], drv_lin["sl"][i, j] = dp.steer_times, dp.steer_values, dp.steer_linear

@@ -12,7 +12,7 @@ from typing import Callable, NamedTuple
 import jax.numpy as jnp
 
 __all__ = ["PairGeometry", "ContactTerms", "PairInfo", "Motion", "material_point_velocity", "Shape", "ContactLaw",
-           "zero_terms", "Crush", "overlap_crush", "WallContact", "add_terms"]
+           "TANGENT_CUTOFF", "zero_terms", "Crush", "overlap_crush", "WallContact", "add_terms"]
 
 
 class PairGeometry(NamedTuple):
@@ -166,6 +166,11 @@ class Shape:
     geometry: Callable | None = None
 
 
+# relative size of the singular values below which the narrow phase's implicit derivative
+# (shapes/narrow_phase.py, `implicit_solver`) leaves a direction out; a law may ask for another
+TANGENT_CUTOFF = 1e-6
+
+
 @dataclass(frozen=True)
 class ContactLaw:
     """A contact law (an entry of contact.laws.LAWS).
@@ -199,4 +204,4 @@ class ContactLaw:
     wall_terms: Callable | None = None
     shrink_on_contact: bool = True
     default_shape: str = "superellipsoid"
-    tangent_cutoff: float = 1e-6
+    tangent_cutoff: float = TANGENT_CUTOFF

@@ -101,7 +101,7 @@ def test_stability_limit_of_the_step(params):
     assert chassis_damping_limit(params, 2e-3) == 0.0
 
 
-def _scene(beta, speed=20.0):
+def _scene(beta):
     text = f"""
 [medusa]
 folder = "medusa/offset"

@@ -35,7 +35,7 @@ from jaxmedusa.contact.shapes.frames import body
 from jaxmedusa.contact.shapes.registry import SHAPES
 from jaxmedusa.contact.shapes.superellipsoid import is_static
 from jaxmedusa.contact.shapes.superellipsoid_derivatives import derivatives_for, radial_derivatives
-from jaxmedusa.contact.types import PairGeometry, Shape
+from jaxmedusa.contact.types import TANGENT_CUTOFF, PairGeometry, Shape
 from jaxmedusa.core.safe_math import TINY
 from jaxmedusa.core.safe_math import normalize as _normalize
 from jaxmedusa.core.safe_math import safe_norm as _norm
@@ -45,10 +45,6 @@ __all__ = ["pair_geometry", "cold_warm", "implicit_solver", "WARM_SIZE", "DEFAUL
 
 BROAD_PHASES = ("medusa", "enclosing")
 
-# relative size of the singular values below which the implicit derivative's 4x4 solve
-# (implicit_solver) leaves a direction out; a contact law may ask for another
-# (contact.types.ContactLaw.tangent_cutoff)
-TANGENT_CUTOFF = 1e-6
 DEFAULT_ITERS = 8  # most LM iterations per problem; 1-3 suffice when warm-started every step
 # warm start: y1 (3), y2 (3) (the previous unit-surface points), then mu1, mu2, the damping
 # each search ended at: a diagnostic, not read back (_solve_one says why) (core.state.CONTACT_WARM_SIZE)
