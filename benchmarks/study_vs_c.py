@@ -13,6 +13,9 @@ program's best case on the same two cores (its offset example, two copies at onc
    more times with that folder (a user's second sweep); throughput = N / wall. Two ways
    (`--ways`), alternating: "one chunk" (`--batch N`, JAXMEDUSA_WORKERS=1: one chunk of N on
    one core, as before study/workers.py) and "side by side" (the default: a chunk per core).
+3. `--base REV`: the same sweeps, alternating, with the code of an earlier commit too (its tree
+   exported with git archive, run as `python -m jaxmedusa_cli.app` on PYTHONPATH=that tree), so
+   that a speed-up over that code is measured side by side, compile included.
 Prints one JSON line per measurement and the ratios; the load average is recorded beside each
 (the machine may be shared: a ratio means something only when both sides ran at similar load).
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -48,13 +52,27 @@ WAYS = {  # how jaxmedusa runs the study: (sweep arguments, environment)
 }
 
 
-def sweep(study: Path, n: int, folder: Path, run: str, way: str) -> dict:
-    out = folder / f"out-{way.replace(' ', '')}-{run.replace(' ', '')}"
+def export_tree(rev: str, into: Path) -> Path:
+    """The tree of commit `rev` in `into`, importable as jaxmedusa and jaxmedusa_cli from there."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    (into / "jaxmedusa_cli").symlink_to(into / "cli")  # pyproject's package-dir: jaxmedusa_cli = "cli"
+    return into
+
+
+def sweep(study: Path, n: int, folder: Path, run: str, way: str, tree: Path | None = None, label: str = "") -> dict:
+    tag = f"{way.replace(' ', '')}-{label}"
+    out = folder / f"out-{tag}-{run.replace(' ', '')}"
     args, env = WAYS[way]
-    cache = folder / f"cache-{way.replace(' ', '')}"
-    r = timed_process(jaxmedusa_command("sweep", str(study), *args(n), "--no-progress", "--out", str(out)), cache,
-                      env)
-    return dict(program=f"jaxmedusa sweep ({way})", run=run, scenarios=n, wall_s=round(r["wall"], 1),
+    cache = folder / f"cache-{tag}"
+    cmd = ["sweep", str(study), *args(n), "--no-progress", "--out", str(out)]
+    if tree is None:
+        cmd = jaxmedusa_command(*cmd)
+    else:  # an earlier commit's code, by path
+        cmd, env = [sys.executable, "-m", "jaxmedusa_cli.app", *cmd], {**env, "PYTHONPATH": str(tree)}
+    r = timed_process(cmd, cache, env)
+    return dict(program=f"jaxmedusa sweep ({way}){' ' + label if label else ''}", run=run, scenarios=n,
+                wall_s=round(r["wall"], 1),
                 cpu_s=round(r["cpu"], 1), scenarios_per_s=round(n / r["wall"], 3), load_before=r["load_before"],
                 load_after=r["load_after"])
 
@@ -64,6 +82,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=256)
     ap.add_argument("--warm", type=int, default=1)
     ap.add_argument("--ways", nargs="+", default=list(WAYS), choices=list(WAYS))
+    ap.add_argument("--base", default=None, help="also run the sweeps with this commit's code, alternating")
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     c = time_c_offset(cores=2, runs=1)
@@ -73,12 +92,17 @@ def main(argv=None):
     print(json.dumps(rows[0]), flush=True)
     with tempfile.TemporaryDirectory(prefix="study_vs_c_") as tmp:
         study = study_copy(a.n, Path(tmp))
+        trees = [(None, "")]
+        if a.base:
+            (Path(tmp) / "base").mkdir()
+            trees = [(export_tree(a.base, Path(tmp) / "base"), a.base), (None, "this tree")]
         for k in range(1 + a.warm):
             for way in a.ways:
-                row = sweep(study, a.n, Path(tmp), "cold" if k == 0 else f"warm {k}", way)
-                row["ratio_to_c"] = round(row["scenarios_per_s"] / c_rate, 2)
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+                for tree, label in trees:
+                    row = sweep(study, a.n, Path(tmp), "cold" if k == 0 else f"warm {k}", way, tree, label)
+                    row["ratio_to_c"] = round(row["scenarios_per_s"] / c_rate, 2)
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
     if a.json:
         Path(a.json).write_text(json.dumps(dict(date=time.strftime("%Y-%m-%d %H:%M"), rows=rows), indent=1))
 

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmedusa.core.params import (CONTACT_DEFAULTS, BarrierParams, Batch, ContactParams, DriverParams, WheelTables,
-                                   ZoneParams, contact_params)
+                                   SHAPE_EXPONENTS, ZoneParams, contact_params)
 from jaxmedusa.contact.joints import joint_gains, joint_params
 from jaxmedusa.contact.joint_limits import stop_row
 from jaxmedusa.core.hitches import hitch_problems, placed_poses, towed_pairs
@@ -262,7 +262,7 @@ def _contact_dict(c) -> dict:
 
 
 def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_vehicles: int | None = None,
-                tire=None) -> tuple[Batch, SimState]:
+                tire=None, static_exponents: bool = True) -> tuple[Batch, SimState]:
     """Stack scenarios into (Batch, initial SimState at t = 0 with step dt [s]).
 
     All scenarios must share the road kind (flat, or spline with the same number of
@@ -270,7 +270,11 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
     of contact parameters (default core.params.CONTACT_DEFAULTS), or a list with one per
     scenario. `tire`: a dict of parameters of the vehicles' tire model (default: the model's
     defaults, Goodyear 185SR14 for CALSPAN), or a list with one per scenario. The tire model of
-    each vehicle is its ModelSpec.tire_model (physics.tire.TIRES).
+    each vehicle is its ModelSpec.tire_model (physics.tire.TIRES). `static_exponents`: where
+    every scenario has the same squareness exponents, store them as Python floats, compiled
+    in (core.params.ContactParams); False keeps arrays [B], for callers that build batches
+    whose exponents differ from one build to the next (a study that perturbs them: else
+    each chunk whose exponents happen to agree would compile anew).
     """
     b = len(scenarios)
     if b == 0:
@@ -362,7 +366,11 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
                           f64(drv["vt"]), f64(drv["vv"]), f64(drv_lin["vl"]),
                           wheels=batch_wheel_tables(scenarios, n_v, n_wheels))
     cnames = [f.name for f in dataclasses.fields(ContactParams)]
-    contact_arr = ContactParams(**{n: f64(np.array([float(c[n]) for c in contacts])) for n in cnames})
+    contact_arr = {n: f64(np.array([float(c[n]) for c in contacts])) for n in cnames}
+    for n in SHAPE_EXPONENTS if static_exponents else ():
+        if len({float(c[n]) for c in contacts}) == 1:
+            contact_arr[n] = float(contacts[0][n])
+    contact_arr = ContactParams(**contact_arr)
     road = None if flat else jax.tree.map(f64, gather(road_list, road_idx))
     seg = np.zeros((b, n_v), np.int32)
     s_par = np.zeros((b, n_v))

@@ -236,8 +236,8 @@ def run_metadata(scenario: Scenario, settings: Settings, batch, counts: dict | N
     return {
         "jaxmedusa.scenario": scenario.name,
         "jaxmedusa.vehicles": vehicles,
-        "jaxmedusa.contact_shape": dict(kind=shape_name(settings), eps1=float(np.asarray(batch.contact.eps1)[0]),
-                                        eps2=float(np.asarray(batch.contact.eps2)[0])),
+        "jaxmedusa.contact_shape": dict(kind=shape_name(settings), eps1=float(np.ravel(batch.contact.eps1)[0]),
+                                        eps2=float(np.ravel(batch.contact.eps2)[0])),
         "jaxmedusa.road": None if road is None else [list(map(float, p)) for p in road],
         "jaxmedusa.settings": dict(end_time=settings.end_time, dt=settings.dt, save_every=settings.save_every,
                                    contact_law=settings.contact_law, contact_geometry=shape_name(settings),

@@ -118,14 +118,22 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     near = (dist < radius[:, a] + radius[:, b]) & boxes & batch.valid[:, a] & batch.valid[:, b]
     if getattr(batch, "joints", None) is not None:  # coupled pairs: no contact (docs/trailers.md)
         near = near & jnp.logical_not(batch.joints.excluded)
-    per_pair = lambda x: flat(jnp.broadcast_to(x[:, None], (bsz, npair)))  # noqa: E731  [B] -> [B P]
     inputs = (flat(r_pred[:, a]), flat(F_pred[:, a]), flat(axes[:, a]), flat(r_pred[:, b]), flat(F_pred[:, b]),
-              flat(axes[:, b]), flat(warm), per_pair(batch.contact.eps1), per_pair(batch.contact.eps2))
+              flat(axes[:, b]), flat(warm))
+    # squareness exponents: static floats (the batch's own, compiled in: integer powers) are
+    # closed into the pair function; arrays [B] go to each pair (core.params.ContactParams)
+    eps = (batch.contact.eps1, batch.contact.eps2)
+    static_eps = all(isinstance(e, float) for e in eps)
+    if not static_eps:
+        inputs += tuple(flat(jnp.broadcast_to(jnp.asarray(e).reshape(-1, 1), (bsz, npair))) for e in eps)
     default = jax.tree.map(flat, jax.vmap(_far_apart)(batch, r_pred, warm))
     dense = dense_pairs(bsz * npair)  # an accelerator's small batch: no conditions (core/control_flow.py)
-    geom = compacted_map(lambda x: pair_geometry(shape, *x, broad_phase=law.broad_phase, unrolled=dense,
-                                                             tangent_cutoff=law.tangent_cutoff), flat(near), inputs,
-                         default, dense=dense)
+
+    def one(x):
+        return pair_geometry(shape, *x, *(eps if static_eps else ()), broad_phase=law.broad_phase, unrolled=dense,
+                             tangent_cutoff=law.tangent_cutoff)
+
+    geom = compacted_map(one, flat(near), inputs, default, dense=dense)
     return jax.tree.map(unflat, geom)
 
 

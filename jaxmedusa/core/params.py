@@ -5,9 +5,11 @@ Every array field of a per-vehicle pytree has leading axes [batch, vehicle] once
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -141,7 +143,7 @@ class ZoneParams:
     valid: jnp.ndarray
 
 
-@pytree_dataclass
+@dataclass(frozen=True)
 class ContactParams:
     """Contact law parameters (per scenario). p1 [1/s^2 per m] and p2 [1/s] are MEDUSA's
     penalty multipliers (vehicle.c CONSTRAINT_MULTIPLIER1/2); stiffness [N/m] and damping
@@ -151,14 +153,22 @@ class ContactParams:
     speed; crush_rate [s/m] rate factor zeta; unload_exp [-] unloading exponent n (>= 1) below
     the damage threshold; restitution_high [-] the restitution of a severe crush (the
     unloading exponent follows the crush depth between the two); width_min [m] least engaged
-    width."""
+    width.
+
+    eps1 and eps2 are arrays [B] (traced, differentiable), or Python floats: the same for
+    every scenario of the batch and part of the pytree's structure, so compiled in
+    (`build.build_batch(static_exponents=True)`, its default where they agree). Static
+    exponents let the narrow phase use integer powers (|y|^5 by multiplication for the
+    report's 0.4 instead of exp(5 log |y|)), which halves a contact step
+    (benchmarks/RESULTS.md, "Static squareness exponents"); replacing a float by an array
+    (a fit's unknown) makes it traced again."""
 
     p1: jnp.ndarray
     p2: jnp.ndarray
     stiffness: jnp.ndarray
     damping: jnp.ndarray
-    eps1: jnp.ndarray
-    eps2: jnp.ndarray
+    eps1: jnp.ndarray | float
+    eps2: jnp.ndarray | float
     mu: jnp.ndarray
     mu_barrier: jnp.ndarray
     v_slip: jnp.ndarray
@@ -166,6 +176,26 @@ class ContactParams:
     unload_exp: jnp.ndarray
     width_min: jnp.ndarray
     restitution_high: jnp.ndarray
+
+
+# Fields of ContactParams that may be static Python floats (ContactParams docstring).
+SHAPE_EXPONENTS = ("eps1", "eps2")
+
+
+def _contact_flatten(cp: ContactParams):
+    """Children (with keys) and aux of a ContactParams: static exponents go to the aux data."""
+    static = tuple((n, getattr(cp, n)) for n in SHAPE_EXPONENTS if isinstance(getattr(cp, n), float))
+    fixed = {n for n, _ in static}
+    names = tuple(f.name for f in dataclasses.fields(cp) if f.name not in fixed)
+    return [(jax.tree_util.GetAttrKey(n), getattr(cp, n)) for n in names], (names, static)
+
+
+def _contact_unflatten(aux, children) -> ContactParams:
+    names, static = aux
+    return ContactParams(**dict(zip(names, children)), **dict(static))
+
+
+jax.tree_util.register_pytree_with_keys(ContactParams, _contact_flatten, _contact_unflatten)
 
 
 # The one place for contact defaults: vehicle.c's CONSTRAINT_MULTIPLIER1/2, the physical

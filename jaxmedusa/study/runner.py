@@ -162,7 +162,8 @@ def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, s
     size = math.ceil(size / n_dev) * n_dev
     padded = list(items) + [items[-1]] * (size - n)
     batch, state = build_batch([it[0] for it in padded], study.settings.dt, n_vehicles=study.n_vehicles,
-                               tire=[it[1] for it in padded], contact=[it[2] for it in padded])
+                               tire=[it[1] for it in padded], contact=[it[2] for it in padded],
+                               static_exponents=study.static_exponents)
     precision = precision or study.precision
     batch, state = to_precision((batch, state), precision)
     if sharding is not None:

@@ -17,7 +17,7 @@ import numpy as np
 from scipy import stats
 
 from jaxmedusa.analysis.outcomes import VEHICLE_METRICS, Outcomes
-from jaxmedusa.core.params import CONTACT_DEFAULTS, Settings
+from jaxmedusa.core.params import CONTACT_DEFAULTS, SHAPE_EXPONENTS, Settings
 from jaxmedusa.core.scenario import Scenario
 from jaxmedusa.io.medusa_files import MedusaInputError
 from jaxmedusa.io.tables import metric_columns
@@ -206,6 +206,14 @@ class Study:
         damage, rest = (bool(asked & set(METRIC_GROUPS[g])) for g in ("damage", "rest"))
         return Outcomes(lane_width=o.lane_width, spin_threshold_deg=o.spin_threshold_deg, episode_gap=o.episode_gap,
                         sway_start=o.sway_start, damage=damage, rest=rest)
+
+    @property
+    def static_exponents(self) -> bool:
+        """Whether its chunks compile the squareness exponents in (build.build_batch): yes
+        unless a parameter perturbs them, whose chunks would otherwise compile anew
+        whenever a chunk's exponents happened to agree."""
+        return not any(t.kind == "contact" and t.name in SHAPE_EXPONENTS
+                       for p in self.parameters for t, _ in p.targets)
 
     def spec(self) -> dict:
         """The resolved study as plain JSON-able data (what the fingerprint hashes)."""

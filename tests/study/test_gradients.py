@@ -209,8 +209,13 @@ def test_physical_law_gradient_columns_match_central_differences(tmp_path):
         f2 = (f[:, 2] - 2 * f[:, 1] + f[:, 0]) / h**2
         print(of, "forward - central:", g - fd, "f2", f2)
         assert np.all(np.abs(f2) <= 1e3), (of, f2)
-        # noise floor of these outcomes under this law: second differences at h = 1e-6 show
-        # up to 7.4e-8 (so sigma <= 4e-8 per value): sigma / h = 4e-4; truncation on a tread
-        # h^2 |f'''| / 6 with f''' <= |f''| / 6.7e-3 <= 1.5e5: 2.5e-4. Bound 7e-4
-        assert np.all(np.abs(g - fd) <= 7e-4), (of, g, fd)
+        # noise floor of these outcomes under this law: 13 second differences at h = 1e-6 show
+        # up to 2e-9 at 3.0 m/s but 1.2e-6 to 1.7e-6 at 2.2 m/s, where the search for the contact
+        # point along the cars' nearly parallel flat faces stops short by up to 1e-6 m (with
+        # either form of the squareness exponents, tests/contact/test_static_exponents.py). The
+        # largest of 13 being ~2.5 x sqrt(6) sigma: sigma <= 3e-7 per value, so the central
+        # difference carries sqrt(2) sigma / (2 h) = 2.1e-3 (6.4e-3 at 3 sd); truncation on a
+        # tread h^2 |f'''| / 6 with f''' <= |f''| / 6.7e-3 <= 1.5e5: 2.5e-4. Bound 7e-3 (0.5 %
+        # of the derivative; the tangent faults it guards against are 10-300x)
+        assert np.all(np.abs(g - fd) <= 7e-3), (of, g, fd)
     assert np.all(np.abs(t["d_v2_delta_v_d_speed_difference"].to_numpy()[:15]) > 0.1)
