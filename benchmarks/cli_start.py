@@ -32,14 +32,14 @@ def jaxmedusa_command(*args: str) -> list[str]:
     return ([exe] if exe else [sys.executable, "-m", "jaxmedusa_cli.app"]) + list(args)
 
 
-def timed_process(cmd: list[str], cache: Path, extra_env: dict | None = None) -> dict:
-    """Run cmd as a fresh process with JAXMEDUSA_COMPILE_CACHE=cache (and extra_env): wall and
-    CPU seconds of the whole process (children's rusage) and the load averages before and after."""
+def timed_process(cmd: list[str], cache: Path, extra_env: dict | None = None, cwd: Path | None = None) -> dict:
+    """Run cmd as a fresh process (in cwd) with JAXMEDUSA_COMPILE_CACHE=cache (and extra_env): wall
+    and CPU seconds of the whole process (children's rusage) and the load averages before and after."""
     env = dict(os.environ, JAXMEDUSA_COMPILE_CACHE=str(cache), **(extra_env or {}))
     load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, env=env, check=True, capture_output=True)
+    subprocess.run(cmd, env=env, check=True, capture_output=True, cwd=cwd)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -68,9 +68,9 @@ def sweep(study: Path, n: int, folder: Path, run: str, way: str, tree: Path | No
     cmd = ["sweep", str(study), *args(n), "--no-progress", "--out", str(out)]
     if tree is None:
         cmd = jaxmedusa_command(*cmd)
-    else:  # an earlier commit's code, by path
+    else:  # an earlier commit's code, by path (run in its folder: `python -m` puts the working folder first)
         cmd, env = [sys.executable, "-m", "jaxmedusa_cli.app", *cmd], {**env, "PYTHONPATH": str(tree)}
-    r = timed_process(cmd, cache, env)
+    r = timed_process(cmd, cache, env, cwd=tree)
     return dict(program=f"jaxmedusa sweep ({way}){' ' + label if label else ''}", run=run, scenarios=n,
                 wall_s=round(r["wall"], 1),
                 cpu_s=round(r["cpu"], 1), scenarios_per_s=round(n / r["wall"], 3), load_before=r["load_before"],
