@@ -26,8 +26,8 @@ from jaxmedusa.core.control_flow import dense_pairs
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.state import PairState, pair_indices
 
-__all__ = ["contact_stage", "no_contact", "batch_geometry", "scenario_geometry", "uses_contact", "shape_name",
-           "CONTACT_RESIDUAL_TOL", "SKIP_RADIUS_FACTOR"]
+__all__ = ["contact_stage", "no_contact", "batch_geometry", "batch_law_terms", "scenario_geometry", "uses_contact",
+           "shape_name", "CONTACT_RESIDUAL_TOL", "SKIP_RADIUS_FACTOR"]
 
 # A pair in contact whose contact-point solver residual (sine of the angle between the two
 # optimality directions) exceeds this marks the scenario "contact_not_converged".
@@ -137,12 +137,57 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     return jax.tree.map(unflat, geom)
 
 
+def _law_geometry(batch_item, geom: PairGeometry) -> PairGeometry:
+    """The geometry a law sees (one scenario): no contact for padding vehicles, nor between a
+    tow vehicle and its trailer (docs/trailers.md, "Contact")."""
+    a, b = pair_indices(batch_item.valid.shape[0])
+    geom = geom._replace(touching=geom.touching & batch_item.valid[a] & batch_item.valid[b])
+    joints = getattr(batch_item, "joints", None)
+    if joints is not None:
+        free = jnp.logical_not(joints.excluded)
+        geom = geom._replace(touching=geom.touching & free, candidate=geom.candidate & free)
+    return geom
+
+
+def _pair_inputs(batch_item, geom, pairs: PairState, r_pred, F_pred, v, W):
+    """The arguments of law.pair_terms for every pair of one scenario (leaves [P, ...])."""
+    a, b = pair_indices(r_pred.shape[0])
+    p = batch_item.vehicle
+    m1, m2 = Motion(v[a], W[a], r_pred[a], F_pred[a]), Motion(v[b], W[b], r_pred[b], F_pred[b])
+    p1, p2 = jax.tree.map(lambda x: x[a], p), jax.tree.map(lambda x: x[b], p)
+    return geom, pairs.gamma, pairs.crush, m1, m2, p1, p2
+
+
+def batch_law_terms(batch, geom: PairGeometry, pairs: PairState, r_pred, F_pred, v, W, settings: Settings):
+    """The contact law's pair terms for a whole batch (leaves [B, P, ...]: (gamma, terms1, terms2,
+    force, Crush), as law.pair_terms returns them per pair), or None when the law has no
+    `far_terms` (contact_stage then evaluates pair_terms for every pair). pair_terms runs only
+    for the pairs whose narrow phase ran (geom.candidate), packed into the buffer the narrow
+    phase uses (broad_phase.compacted_map); far_terms gives the others' at a fraction of the
+    cost: with the crush law the terms of pairs that are apart were 0.65 us of a 2.2 us step
+    per scenario, and the trackers reading their crash records 0.65 more (benchmarks/RESULTS.md,
+    "The crush law only for near pairs")."""
+    law = LAWS.resolve(settings.contact_law, where="Settings.contact_law")
+    if law.far_terms is None:
+        return None
+    bsz, npair = geom.touching.shape[:2]
+    geom = jax.vmap(_law_geometry)(batch, geom)
+    args = jax.vmap(_pair_inputs)(batch, geom, pairs, r_pred, F_pred, v, W)
+    cp = jax.tree.map(lambda x: jnp.broadcast_to(x[:, None], (bsz, npair)), batch.contact)
+    flat = lambda x: x.reshape((bsz * npair,) + x.shape[2:])  # noqa: E731  [B, P, ...] -> [B P, ...]
+    inputs = jax.tree.map(flat, (*args, cp))
+    default = jax.vmap(lambda i: law.far_terms(*i[1:]))(inputs)  # (everything but the geometry)
+    dense = dense_pairs(bsz * npair)
+    out = compacted_map(lambda i: law.pair_terms(*i), flat(geom.candidate), inputs, default, dense=dense)
+    return jax.tree.map(lambda x: x.reshape((bsz, npair) + x.shape[1:]), out)
+
+
 def uses_contact(settings: Settings, n_vehicles: int) -> bool:
     """Whether a run with `n_vehicles` vehicles has a contact stage (static)."""
     return settings.contact and n_vehicles >= 2
 
 
-def no_contact(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Settings, geom=None):
+def no_contact(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Settings, geom=None, law_terms=None):
     """Contact stage for runs without contact: nothing touches (same returns as contact_stage)."""
     n, p = r_pred.shape[0], pairs.gamma.shape[0]
     z3, z33 = jnp.zeros((n, 3)), jnp.zeros((n, 3, 3))
@@ -153,25 +198,22 @@ def no_contact(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Set
     return jnp.asarray(False), pairs, ContactTerms(z3, z33, z3, z33), info, jnp.asarray(False)
 
 
-def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Settings, geom=None):
+def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: Settings, geom=None,
+                  law_terms=None):
     """Returns (any pair touching, new PairState, ContactTerms per vehicle, PairInfo, failed).
-    `geom` is this scenario's PairGeometry when the caller computed it for a whole batch."""
+    `geom` is this scenario's PairGeometry, and `law_terms` its pairs' law.pair_terms
+    (batch_law_terms), when the caller computed them for a whole batch."""
     n = r_pred.shape[0]
     a, b = pair_indices(n)
-    p = batch_item.vehicle
-    cp = batch_item.contact
     law = LAWS.resolve(settings.contact_law, where="Settings.contact_law")
     if geom is None:
         geom = scenario_geometry(batch_item, r_pred, F_pred, pairs.warm, settings)
-    geom = geom._replace(touching=geom.touching & batch_item.valid[a] & batch_item.valid[b])
-    joints = getattr(batch_item, "joints", None)
-    if joints is not None:  # a tow vehicle and its trailer do not collide (docs/trailers.md, "Contact")
-        free = jnp.logical_not(joints.excluded)
-        geom = geom._replace(touching=geom.touching & free, candidate=geom.candidate & free)
-    m1, m2 = Motion(v[a], W[a], r_pred[a], F_pred[a]), Motion(v[b], W[b], r_pred[b], F_pred[b])
-    p1, p2 = jax.tree.map(lambda x: x[a], p), jax.tree.map(lambda x: x[b], p)
-    gamma, t1, t2, force, crush = jax.vmap(law.pair_terms, in_axes=(0, 0, 0, 0, 0, 0, 0, None))(
-        geom, pairs.gamma, pairs.crush, m1, m2, p1, p2, cp)
+    geom = _law_geometry(batch_item, geom)
+    if law_terms is None:
+        gamma, t1, t2, force, crush = jax.vmap(law.pair_terms, in_axes=(0, 0, 0, 0, 0, 0, 0, None))(
+            *_pair_inputs(batch_item, geom, pairs, r_pred, F_pred, v, W), batch_item.contact)
+    else:
+        gamma, t1, t2, force, crush = law_terms
     touching = crush.touching  # the crush law: overlap inside the permanent crush carries no force
 
     def gather(x1, x2):

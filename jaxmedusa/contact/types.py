@@ -196,6 +196,11 @@ class ContactLaw:
     tangent_cutoff: the relative singular value below which the narrow phase's implicit
         derivative leaves a direction of the contact points out (shapes/narrow_phase.py,
         `implicit_solver`): the deepest point's slide along nearly parallel flat faces.
+    far_terms(gamma, memory, m1, m2, p1, p2, cp) -> what pair_terms returns for a pair whose
+        narrow phase did not run (its geometry contact.stage._far_apart: no contact), computed
+        cheaply; then a batch evaluates pair_terms only for the pairs whose narrow phase ran,
+        packed as the narrow phase's are (contact.stage.batch_law_terms), and far_terms for the
+        rest. None: pair_terms for every pair and step.
     """
 
     name: str
@@ -205,3 +210,4 @@ class ContactLaw:
     shrink_on_contact: bool = True
     default_shape: str = "superellipsoid"
     tangent_cutoff: float = TANGENT_CUTOFF
+    far_terms: Callable | None = None

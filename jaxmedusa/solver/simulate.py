@@ -41,7 +41,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxmedusa.contact.stage import batch_geometry, uses_contact
+from jaxmedusa.contact.stage import batch_geometry, batch_law_terms, uses_contact
 from jaxmedusa.core import executable_cache
 from jaxmedusa.core.params import Batch, Settings
 from jaxmedusa.core.pytree import replace
@@ -115,7 +115,10 @@ def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
         with jax.named_scope("contact_geometry"):  # (the phases' names: benchmarks/step_fusions.py)
             r_pred, F_pred = jax.vmap(predict)(state)
             geom = batch_geometry(batch, r_pred, F_pred, state.pairs.warm, settings)
-        new, info = jax.vmap(scenario_step, in_axes=(0, 0, None, 0))(batch, state, settings, geom)
+        with jax.named_scope("contact_law"):
+            terms = batch_law_terms(batch, geom, state.pairs, r_pred, F_pred, state.vehicles.v, state.vehicles.W,
+                                    settings)
+        new, info = jax.vmap(scenario_step, in_axes=(0, 0, None, 0, 0))(batch, state, settings, geom, terms)
     else:
         new, info = jax.vmap(scenario_step, in_axes=(0, 0, None))(batch, state, settings)
 

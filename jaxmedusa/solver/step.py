@@ -100,13 +100,15 @@ def step_status(accept, left_road, new_vs: VehicleState, contact_failed):
     return status.astype(jnp.int32)
 
 
-def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) -> tuple[SimState, StepInfo]:
+def scenario_step(batch_item, state: SimState, settings: Settings, geom=None, law_terms=None
+                  ) -> tuple[SimState, StepInfo]:
     """One attempt of main.c `integrate()` for one scenario (no batch axis), module docstring:
     predict -> contact stage -> vehicle rates -> corrector -> step control. A taken step is
     z <- z + dt * (rates(z1~, z2, alpha_lag) + contact terms), eq (1.52); the step control
     (Settings.step_control) may instead redo it with a smaller dt (MEDUSA: on contact above
-    DT_MIN). `geom` (the contact.types.PairGeometry of this scenario's pairs) may be
-    precomputed by a batched caller; otherwise the contact stage computes it.
+    DT_MIN). `geom` (the contact.types.PairGeometry of this scenario's pairs) and `law_terms`
+    (their contact law terms, contact.stage.batch_law_terms) may be precomputed by a batched
+    caller; otherwise the contact stage computes them.
     """
     control = STEP_CONTROLS.resolve(settings.step_control, where="Settings.step_control")
     stage = contact_stage_for(settings, state.vehicles.r.shape[0])
@@ -117,7 +119,7 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None) ->
         r_pred, F_pred = predict(state)
     with jax.named_scope("contact_law"):
         touching, pairs, c, pair_info, contact_failed = stage(batch_item, r_pred, F_pred, vs.v, vs.W, state.pairs,
-                                                              settings, geom)
+                                                              settings, geom, law_terms)
         c, barriers, walls_touching, crash = with_barriers(batch_item, state, r_pred, F_pred, c, pair_info, settings)
     # a law that does not need MEDUSA's shrink-on-contact rule keeps the step at dt
     touching = (touching | walls_touching) & LAWS.resolve(settings.contact_law, where="Settings.contact_law"

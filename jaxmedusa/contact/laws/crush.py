@@ -62,7 +62,7 @@ from jaxmedusa.core.safe_math import TINY, normalize, safe_pow
 
 __all__ = ["CrushForce", "crush_force", "peak_between_steps", "unloading_exponent", "RESTITUTION_SHAPE", "friction_force", "face_coefficients",
            "applied_terms", "body_normal", "engaged_width",
-           "pair_terms", "wall_terms", "LAW", "FRONT", "REAR", "SIDE"]
+           "pair_terms", "far_terms", "wall_terms", "LAW", "FRONT", "REAR", "SIDE"]
 
 FRONT, REAR, SIDE = 0, 1, 2  # order of VehicleParams.crush_a / crush_b
 
@@ -231,6 +231,26 @@ def pair_terms(geom, gamma, memory, m1, m2, p1, p2, cp):
     return jnp.zeros_like(gamma), applied_terms(-f2, X1, p1), applied_terms(f2, X2, p2), out.force, crush
 
 
+def far_terms(gamma, memory, m1, m2, p1, p2, cp):
+    """pair_terms of a pair whose narrow phase did not run (ContactLaw.far_terms): its geometry
+    is contact.stage._far_apart's (not touching, normal e_x), so the overlap is 0 and the force
+    0, and the memory, crush, residual and power are crush_force's at delta = 0 (none of them
+    reads the engaged width, the force points or the closing speed there). Without the
+    extents (the superellipsoid's support function) and the force points: width is width_min
+    and X zeros, which count only where the pair touches (contact.crash.crash_info)."""
+    e_x = jnp.array([1.0, 0.0, 0.0])
+    n = normalize(e_x * jnp.array([1.0, 1.0, 0.0]), e_x)  # as pair_terms forms it from the normal
+    a1, b1 = face_coefficients(p1.crush_a, p1.crush_b, m1.F, n)
+    a2, b2 = face_coefficients(p2.crush_a, p2.crush_b, m2.F, -n)
+    out = crush_force(jnp.zeros(()), jnp.zeros(()), memory, cp.width_min, a1, b1, a2, b2, cp.unload_exp,
+                      cp.crush_rate, cp.restitution_high)
+    zero = jnp.zeros(3)
+    crush = Crush(touching=jnp.asarray(False), memory=out.memory, crush=out.crush, residual=out.residual,
+                  power=out.power, width=jnp.asarray(cp.width_min, zero.dtype), X=jnp.zeros((2, 3)),
+                  normal=jnp.stack([body_normal(m1.F, n), body_normal(m2.F, -n)]))
+    return jnp.zeros_like(gamma), applied_terms(-zero, zero, p1), applied_terms(zero, zero, p2), out.force, crush
+
+
 def wall_terms(wall, gamma, memory, m, p, cp):
     """The ContactLaw wall interface: one vehicle (Motion m, VehicleParams p) against a rigid
     barrier (WallContact wall): crush_force with a rigid second body (B = infinity) and
@@ -256,4 +276,4 @@ def wall_terms(wall, gamma, memory, m, p, cp):
 # does not set its force, while its ill-conditioned tangent (up to ~1/cutoff) spiked
 # derivatives of whole runs by 100-1000x at isolated parameter values (docs/gradients.md).
 LAW = ContactLaw(name="crush", pair_terms=pair_terms, broad_phase="enclosing", wall_terms=wall_terms,
-                 shrink_on_contact=False, tangent_cutoff=1e-4)
+                 shrink_on_contact=False, tangent_cutoff=1e-4, far_terms=far_terms)
