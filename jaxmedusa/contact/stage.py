@@ -161,24 +161,24 @@ def _pair_inputs(batch_item, geom, pairs: PairState, r_pred, F_pred, v, W):
 def batch_law_terms(batch, geom: PairGeometry, pairs: PairState, r_pred, F_pred, v, W, settings: Settings):
     """The contact law's pair terms for a whole batch (leaves [B, P, ...]: (gamma, terms1, terms2,
     force, Crush), as law.pair_terms returns them per pair), or None when the law has no
-    `far_terms` (contact_stage then evaluates pair_terms for every pair). pair_terms runs only
+    `far_terms` or the batch's contact stage is dense (core/control_flow.py: no conditions on
+    an accelerator); contact_stage then evaluates pair_terms for every pair. pair_terms runs only
     for the pairs whose narrow phase ran (geom.candidate), packed into the buffer the narrow
     phase uses (broad_phase.compacted_map); far_terms gives the others' at a fraction of the
     cost: with the crush law the terms of pairs that are apart were 0.65 us of a 2.2 us step
     per scenario, and the trackers reading their crash records 0.65 more (benchmarks/RESULTS.md,
     "The crush law only for near pairs")."""
     law = LAWS.resolve(settings.contact_law, where="Settings.contact_law")
-    if law.far_terms is None:
-        return None
     bsz, npair = geom.touching.shape[:2]
+    if law.far_terms is None or dense_pairs(bsz * npair):  # (an accelerator's dense stage: every pair anyway)
+        return None
     geom = jax.vmap(_law_geometry)(batch, geom)
     args = jax.vmap(_pair_inputs)(batch, geom, pairs, r_pred, F_pred, v, W)
     cp = jax.tree.map(lambda x: jnp.broadcast_to(x[:, None], (bsz, npair)), batch.contact)
     flat = lambda x: x.reshape((bsz * npair,) + x.shape[2:])  # noqa: E731  [B, P, ...] -> [B P, ...]
     inputs = jax.tree.map(flat, (*args, cp))
     default = jax.vmap(lambda i: law.far_terms(*i[1:]))(inputs)  # (everything but the geometry)
-    dense = dense_pairs(bsz * npair)
-    out = compacted_map(lambda i: law.pair_terms(*i), flat(geom.candidate), inputs, default, dense=dense)
+    out = compacted_map(lambda i: law.pair_terms(*i), flat(geom.candidate), inputs, default)
     return jax.tree.map(lambda x: x.reshape((bsz, npair) + x.shape[1:]), out)
 
 
