@@ -333,7 +333,8 @@ def build_batch(scenarios: list[Scenario], dt: float = 5e-5, contact=None, n_veh
                 if model.chassis_damping > 0.0 and model.chassis_damping > (limit := chassis_damping_limit(vp, dt)):
                     raise ValueError(f"scenario {sc.name!r}: models.{veh.model + 1}.chassis_damping: "
                                      f"{model.chassis_damping:g} s is more than steps of {dt:g} s integrate stably "
-                                     f"({limit:.3g} s at most; docs/vehicles-and-scenes.md): smaller steps or less damping")
+                                     f"({limit:.3g} s at most; docs/vehicles-and-scenes.md): smaller steps or less "
+                                     "damping")
                 vp_cache[mk] = len(vp_list)
                 vp_list.append(_np_tree(vp))
             vp_idx[i, j] = vp_cache[mk]

@@ -83,6 +83,16 @@ def _far_apart(batch_item, r_pred, warm) -> PairGeometry:
                         T2=r_pred[b], X1=z3, X2=z3, residual=jnp.zeros(d.shape[0]), warm=jnp.zeros_like(warm))
 
 
+def _flat(x):
+    """[B, P, ...] -> [B P, ...]: a batch's pairs along one axis, as the packed buffer takes them."""
+    return x.reshape((-1,) + x.shape[2:])
+
+
+def _per_pair(x, shape):
+    """A per-scenario value (an array [B], or one number for all) for each pair: `shape` = (B, P)."""
+    return jnp.broadcast_to(jnp.asarray(x).reshape(-1, 1), shape)
+
+
 def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeometry:
     """Contact geometry of a whole batch (leaves [B, P, ...]). The narrow phase runs only on
     the pairs whose enclosing spheres and boxes overlap, compacted into a buffer (broad_phase.py:
@@ -94,8 +104,10 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     axes = batch.vehicle.contact_axes
     radius = SKIP_RADIUS_FACTOR * jnp.linalg.norm(axes, axis=-1)  # [B, V]
     dist = jnp.linalg.norm(r_pred[:, b] - r_pred[:, a], axis=-1)
-    flat = lambda x: x.reshape((bsz * npair,) + x.shape[2:])  # noqa: E731  [B, P, ...] -> [B P, ...]
     unflat = lambda x: x.reshape((bsz, npair) + x.shape[1:])  # noqa: E731
+    # each pair's bodies, one pair per row of the packed buffer's inputs
+    inputs = (_flat(r_pred[:, a]), _flat(F_pred[:, a]), _flat(axes[:, a]), _flat(r_pred[:, b]), _flat(F_pred[:, b]),
+              _flat(axes[:, b]), _flat(warm))
     shape = _shape(settings)
     if shape.geometry is not None:
         # A shape with its own search (medusa_search) runs it on the pairs whose enclosing
@@ -106,10 +118,8 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
         near = (dist < radius[:, a] + radius[:, b]) & batch.valid[:, a] & batch.valid[:, b]
         if getattr(batch, "joints", None) is not None:
             near = near & jnp.logical_not(batch.joints.excluded)
-        inputs = (flat(r_pred[:, a]), flat(F_pred[:, a]), flat(axes[:, a]), flat(r_pred[:, b]), flat(F_pred[:, b]),
-                  flat(axes[:, b]), flat(warm))
-        default = jax.tree.map(flat, jax.vmap(_far_apart)(batch, r_pred, warm)._replace(warm=warm))
-        geom = compacted_map(lambda x: shape.geometry(*x), flat(near), inputs, default,
+        default = jax.tree.map(_flat, jax.vmap(_far_apart)(batch, r_pred, warm)._replace(warm=warm))
+        geom = compacted_map(lambda x: shape.geometry(*x), _flat(near), inputs, default,
                              capacity=1 if bsz == 1 else None)
         return jax.tree.map(unflat, geom)
     law = LAWS.resolve(settings.contact_law, where="Settings.contact_law")
@@ -118,22 +128,20 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     near = (dist < radius[:, a] + radius[:, b]) & boxes & batch.valid[:, a] & batch.valid[:, b]
     if getattr(batch, "joints", None) is not None:  # coupled pairs: no contact (docs/trailers.md)
         near = near & jnp.logical_not(batch.joints.excluded)
-    inputs = (flat(r_pred[:, a]), flat(F_pred[:, a]), flat(axes[:, a]), flat(r_pred[:, b]), flat(F_pred[:, b]),
-              flat(axes[:, b]), flat(warm))
     # squareness exponents: static floats (the batch's own, compiled in: integer powers) are
     # closed into the pair function; arrays [B] go to each pair (core.params.ContactParams)
     eps = (batch.contact.eps1, batch.contact.eps2)
     static_eps = all(isinstance(e, float) for e in eps)
     if not static_eps:
-        inputs += tuple(flat(jnp.broadcast_to(jnp.asarray(e).reshape(-1, 1), (bsz, npair))) for e in eps)
-    default = jax.tree.map(flat, jax.vmap(_far_apart)(batch, r_pred, warm))
+        inputs += tuple(_flat(_per_pair(e, (bsz, npair))) for e in eps)
+    default = jax.tree.map(_flat, jax.vmap(_far_apart)(batch, r_pred, warm))
     dense = dense_pairs(bsz * npair)  # an accelerator's small batch: no conditions (core/control_flow.py)
 
     def one(x):
         return pair_geometry(shape, *x, *(eps if static_eps else ()), broad_phase=law.broad_phase, unrolled=dense,
                              tangent_cutoff=law.tangent_cutoff)
 
-    geom = compacted_map(one, flat(near), inputs, default, dense=dense)
+    geom = compacted_map(one, _flat(near), inputs, default, dense=dense)
     return jax.tree.map(unflat, geom)
 
 
@@ -174,11 +182,10 @@ def batch_law_terms(batch, geom: PairGeometry, pairs: PairState, r_pred, F_pred,
         return None
     geom = jax.vmap(_law_geometry)(batch, geom)
     args = jax.vmap(_pair_inputs)(batch, geom, pairs, r_pred, F_pred, v, W)
-    cp = jax.tree.map(lambda x: jnp.broadcast_to(x[:, None], (bsz, npair)), batch.contact)
-    flat = lambda x: x.reshape((bsz * npair,) + x.shape[2:])  # noqa: E731  [B, P, ...] -> [B P, ...]
-    inputs = jax.tree.map(flat, (*args, cp))
+    cp = jax.tree.map(lambda x: _per_pair(x, (bsz, npair)), batch.contact)
+    inputs = jax.tree.map(_flat, (*args, cp))
     default = jax.vmap(lambda i: law.far_terms(*i[1:]))(inputs)  # (everything but the geometry)
-    out = compacted_map(lambda i: law.pair_terms(*i), flat(geom.candidate), inputs, default)
+    out = compacted_map(lambda i: law.pair_terms(*i), _flat(geom.candidate), inputs, default)
     return jax.tree.map(lambda x: x.reshape((bsz, npair) + x.shape[1:]), out)
 
 

@@ -190,7 +190,8 @@ def chunk_gradients(study: Study, items: list, columns: dict, size: int, shardin
     def build(rows):
         rows = pad(rows)
         return build_batch([r[0] for r in rows], study.settings.dt, n_vehicles=study.n_vehicles,
-                           tire=[r[1] for r in rows], contact=[r[2] for r in rows], static_exponents=study.static_exponents)
+                           tire=[r[1] for r in rows], contact=[r[2] for r in rows],
+                           static_exponents=study.static_exponents)
 
     primal = build(items)
     fl, ol, treedef, fi = _split(primal)
