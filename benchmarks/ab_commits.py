@@ -24,6 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -34,16 +36,39 @@ def export(rev: str, into: Path) -> Path:
     return into
 
 
-def run_tree(tree: Path, args) -> dict:
-    """One process: benchmarks/chunk_timer.py (this tree's) against `tree`'s jaxmedusa."""
+def run_tree(tree: Path, args, metrics: Path | None = None) -> dict:
+    """One process: benchmarks/chunk_timer.py (this tree's) against `tree`'s jaxmedusa; the chunk's
+    metrics written to `metrics` (.npz) when given."""
     study = args.study or str(tree / "studies" / "offset.toml")
     cmd = [sys.executable, str(ROOT / "benchmarks" / "chunk_timer.py"), study, "--batch", str(args.batch),
            "--end-time", str(args.end_time), "--repeats", str(args.repeats)]
+    if args.no_contact:
+        cmd.append("--no-contact")
+    if metrics:
+        cmd += ["--metrics", str(metrics)]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     done = subprocess.run(cmd, env=env, cwd=str(tree), capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{tree}: exit {done.returncode}\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def compare_metrics(a: Path, b: Path) -> str:
+    """'the same bits', or the largest relative difference of the metrics both trees report."""
+    ma, mb = np.load(a), np.load(b)
+    worst, name = 0.0, None
+    for k in sorted(set(ma.files) & set(mb.files)):
+        x, y = np.asarray(ma[k], float), np.asarray(mb[k], float)
+        if x.shape != y.shape:
+            return f"{k}: shapes {x.shape} and {y.shape}"
+        if np.array_equal(x, y, equal_nan=True):
+            continue
+        d = float(np.nanmax(np.abs(x - y) / np.maximum(np.maximum(np.abs(x), np.abs(y)), 1e-300)))
+        if d > worst:
+            worst, name = d, k
+    if not set(ma.files) & set(mb.files):
+        return "no metric in common"
+    return f"the same bits ({len(set(ma.files) & set(mb.files))} metrics)" if name is None else f"max relative difference {worst:.1e} ({name})"
 
 
 def main(argv=None):
@@ -54,6 +79,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=2, help="timed runs per process (after the compiling one)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--study", default=None, help="a study file (default: each tree's studies/offset.toml)")
+    ap.add_argument("--no-contact", action="store_true", help="simulation.contact = false (free driving)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     rows = {"base": [], "this": []}
@@ -62,16 +88,18 @@ def main(argv=None):
         base = export(args.base, Path(tmp) / "base")
         for k in range(args.rounds):
             for name, tree in (("base", base), ("this", ROOT)):
-                r = run_tree(tree, args)
+                r = run_tree(tree, args, Path(tmp) / f"{name}.npz" if k == 0 else None)
                 r["load"] = os.getloadavg()[0]
                 rows[name].append(r)
                 print(json.dumps(dict(round=k, tree=name, wall_s=[round(x, 3) for x in r["wall_s"]],
                                       cpu_s=[round(x, 3) for x in r["cpu_s"]], first_call_s=round(r["first_call_s"], 2),
                                       load=round(r["load"], 2))), flush=True)
+        same = compare_metrics(Path(tmp) / "base.npz", Path(tmp) / "this.npz")
     best = {n: min(min(r["wall_s"]) for r in rs) for n, rs in rows.items()}
     cpu = {n: min(min(r["cpu_s"]) for r in rs) for n, rs in rows.items()}
     first = {n: min(r["first_call_s"] for r in rs) for n, rs in rows.items()}
     steps = {n: rs[0]["steps"] * rs[0]["n_vehicles"] for n, rs in rows.items()}
+    print(f"\nmetrics of the two trees: {same}")
     print(f"\nB = {args.batch}, end_time {args.end_time:g} s, {args.repeats} timed run(s) per process, "
           f"best of {args.rounds} alternating rounds\n")
     print("| code | first call (compile + run) [s] | run [s] | vs base | CPU [s] | vs base | vehicle-steps/s |")

@@ -31,11 +31,15 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--end-time", type=float, default=None)
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--no-contact", action="store_true", help="simulation.contact = false (free driving)")
+    ap.add_argument("--metrics", default=None, help="write the chunk's metrics here (.npz), to compare trees' bits")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore", message=".*runs backwards.*")
     study = S.load_study(args.study)
     if args.end_time is not None:
         study.settings = dataclasses.replace(study.settings, end_time=args.end_time)
+    if args.no_contact:
+        study.settings = dataclasses.replace(study.settings, contact=False)
     ids, cols = S.design(study)
     b = args.batch
     items = S.scenarios_for(study, {c: v[:b] for c, v in cols.items()}, ids[:b])
@@ -49,6 +53,8 @@ def main(argv=None):
 
     first, _, metrics = run()
     timed = [run()[:2] for _ in range(args.repeats)]
+    if args.metrics:
+        np.savez(args.metrics, **{k: np.asarray(v) for k, v in metrics.items()})
     print(json.dumps(dict(batch=b, first_call_s=first, wall_s=[w for w, _ in timed], cpu_s=[c for _, c in timed],
                           steps=int(np.sum(metrics["steps"])), n_vehicles=study.n_vehicles)))
 

@@ -5,17 +5,31 @@ would be singular, so its derivative is finite too (a plain `where` still propag
 gradients from the untaken branch). TINY is the threshold below which a squared length or
 a base is treated as 0.
 
-Also here: the heading, pitch and roll of a vehicle from its directors, written once for
+Also here: `tan_once`, the tangent as XLA's CPU compiler should see it (its docstring), and the
+heading, pitch and roll of a vehicle from its directors, written once for
 JAX and NumPy (`xp`), as MEDUSA's main.c derives them.
 """
 from __future__ import annotations
 
 import jax.numpy as jnp
 
-__all__ = ["TINY", "safe_pow", "safe_sqrt", "safe_norm", "safe_hypot", "normalize", "safe_atan2",
+__all__ = ["TINY", "tan_once", "safe_pow", "safe_sqrt", "safe_norm", "safe_hypot", "normalize", "safe_atan2",
            "heading", "orientation_angles"]
 
 TINY = 1e-30  # below this, |x|^q and sqrt(x) are treated as 0
+
+
+def tan_once(x):
+    """tan(x) as sin(x)/cos(x): in a time loop compiled whole (core/xla_flags.py) bit for bit
+    what XLA's CPU code computes for jnp.tan; elsewhere within 1 ulp of it (at most 3.1e-16
+    relative on [-1.6, 1.6]).
+
+    Why: XLA's fusion cost model counts tan, sin and cos as cheap and copies them into every
+    fusion that reads them, while a divide counts as expensive and is computed once and stored.
+    A tire's tan(alpha) feeds the forces, the friction and the skid flag, i.e. about ten fusions
+    of a step: written as jnp.tan it was evaluated ten times per wheel and step, 40 % of a
+    free-driving step (benchmarks/RESULTS.md, "The tire's tangent computed once")."""
+    return jnp.sin(x) / jnp.cos(x)
 
 
 def safe_pow(a, q):

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmedusa.core.pytree import pytree_dataclass
-from jaxmedusa.core.safe_math import safe_hypot
+from jaxmedusa.core.safe_math import safe_hypot, tan_once
 from jaxmedusa.physics.tire.model import TireModel
 
 __all__ = ["TireParams", "GOODYEAR_185SR14", "tire_params", "tire_forces", "contact_patch_length", "peak_friction",
@@ -95,7 +95,7 @@ def _slip_terms(fz, alpha, s, tp: TireParams, mu_road=None):
     alpha = jnp.where(jnp.abs(alpha) > 0.5 * jnp.pi, jnp.pi - alpha, alpha)
     fz = jnp.where(fz > 0.0, fz, 1.0)  # keeps the unused lanes of lifted wheels finite
 
-    tana = jnp.tan(alpha)
+    tana = tan_once(alpha)  # once per step, not once per reader (core/safe_math.py)
     # sin^2 = tan^2/(1 + tan^2), cos^2 = 1/(1 + tan^2): one transcendental instead of three
     # (XLA's CPU sin/cos/tan are scalar calls and dominate the cost of a step).
     cos2 = 1.0 / (1.0 + tana * tana)

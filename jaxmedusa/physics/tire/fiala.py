@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmedusa.core.pytree import pytree_dataclass
-from jaxmedusa.core.safe_math import safe_hypot
+from jaxmedusa.core.safe_math import safe_hypot, tan_once
 from jaxmedusa.physics.tire.model import TireModel
 
 
@@ -84,7 +84,7 @@ def fiala_friction(alpha, s, fp: FialaParams, mu_road=None):
     full wheel speed (locked wheel, or alpha = 90 deg). Linear in the sliding-speed fraction
     S = sqrt(sin^2 alpha + s^2 cos^2 alpha), the s3 of eq (1.21). mu_road: None, or the road
     surface's (mu_peak, mu_slide), which then replace (mu_p, mu_s)."""
-    tana = jnp.tan(alpha)
+    tana = tan_once(alpha)
     cos2 = 1.0 / (1.0 + tana * tana)
     s_sq = (tana * tana + s * s) * cos2  # sin^2 alpha + s^2 cos^2 alpha
     frac = jnp.where(s_sq == 0.0, 0.0, jnp.sqrt(jnp.where(s_sq == 0.0, 1.0, s_sq)))
@@ -114,7 +114,7 @@ def fiala_tire_forces(fz, alpha, s, fp: FialaParams, mu_road=None):
     c_a, c_s = fiala_stiffnesses(fz, fp)
     mu = fiala_friction(alpha, s, fp, mu_road)
     ux = c_s * s  # (1 - s) C_s sigma_x
-    tana = jnp.tan(alpha)
+    tana = tan_once(alpha)
     uy = c_a * tana  # (1 - s) C_a sigma_y
     n = safe_hypot(ux, uy)  # (1 - s) psi
     f_max = mu * fz
@@ -153,7 +153,7 @@ def fiala_sliding(fz, alpha, s, fp: FialaParams, mu_road=None):
     alpha = jnp.where(jnp.abs(alpha) > 0.5 * jnp.pi, jnp.pi - alpha, alpha)
     fz = jnp.where(fz > 0.0, fz, 1.0)
     c_a, c_s = fiala_stiffnesses(fz, fp)
-    n = safe_hypot(c_s * s, c_a * jnp.tan(alpha))
+    n = safe_hypot(c_s * s, c_a * tan_once(alpha))
     return (n >= 3.0 * fiala_friction(alpha, s, fp, mu_road) * fz * (1.0 - s)) & (n > 0.0)
 
 
