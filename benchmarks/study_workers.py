@@ -19,7 +19,8 @@ round by round:
               time (the rows must equal `workers`' to the bit)
 
 Reports the best wall time of run_study per configuration (compile included; the process
-start and imports are not), scenarios/s, vehicle-steps/s (n x vehicles x end_time / dt, the
+start and imports are not; with --warm a second run_study in the same process, the compiled
+programs reused: the run alone), scenarios/s, vehicle-steps/s (n x vehicles x end_time / dt, the
 constant steps of the crush law), the CPU time, and how far the rows of each configuration
 lie from `serial`'s (largest relative difference over the float columns; 0 = the same bits).
 """
@@ -41,7 +42,7 @@ import dataclasses, json, os, sys, time
 from jaxmedusa.study import load_study, run_study
 from jaxmedusa.study.runner import plan_sweep
 from jaxmedusa.study.workers import default_workers
-study_path, n, end_time, contact, batch, out, precision = sys.argv[1:8]
+study_path, n, end_time, contact, batch, out, precision, warm = sys.argv[1:9]
 s = load_study(study_path)
 s.precision = precision
 s.settings = dataclasses.replace(s.settings, end_time=float(end_time), contact=contact == "1")
@@ -49,6 +50,8 @@ s.sampler = dataclasses.replace(s.sampler, n=int(n))
 batch = int(batch) or None
 w = default_workers()
 plan = plan_sweep(s, batch, workers=w)
+if warm == "1":  # compile (and run) once, untimed: the timed run below reuses the compiled programs
+    run_study(s, out=out + "-warm-up", batch=batch, progress=False)
 t0, c0 = time.perf_counter(), time.process_time()
 summary = run_study(s, out=out, batch=batch, progress=False)
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -64,7 +67,7 @@ def run(config: str, a, out: Path, split: int) -> dict:
         env["JAXMEDUSA_WORKERS"] = "1"
         batch = split if config == "serial-split" else 0
     args = [sys.executable, "-c", CHILD, a.study, str(a.n), str(a.end_time), "0" if a.no_contact else "1", str(batch),
-            str(out), a.precision]
+            str(out), a.precision, "1" if a.warm else "0"]
     p = subprocess.run(args, env=env, capture_output=True, text=True, cwd=ROOT)
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
     if p.returncode or not line:
@@ -101,6 +104,8 @@ def main(argv=None):
     ap.add_argument("--no-contact", action="store_true")
     ap.add_argument("--precision", default="float64", choices=["float64", "float32"],
                     help="the study's [simulation] precision (float32: checked against float64 first)")
+    ap.add_argument("--warm", action="store_true",
+                    help="time a second run_study in the same process (compiled programs reused): the run alone")
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="study-workers-"))
@@ -120,8 +125,9 @@ def main(argv=None):
     rows = []
     base = best["serial"]["wall"]
     print(f"\n{a.n} scenarios of {Path(a.study).name}, {a.end_time} s, contact {'off' if a.no_contact else 'on'}, "
-          f"{a.precision}, {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores; best of {a.rounds} rounds\n")
-    print("| configuration | workers | chunks x size | wall [s] (compile included) | CPU [s] | scenarios/s | "
+          f"{a.precision}{', warm' if a.warm else ''}, {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores; best of {a.rounds} rounds\n")
+    what = "run only, compiled before" if a.warm else "compile included"
+    print(f"| configuration | workers | chunks x size | wall [s] ({what}) | CPU [s] | scenarios/s | "
           "vehicle-steps/s | speed-up | rows against serial (largest rel. diff.) |")
     print("|---|---|---|---|---|---|---|---|---|")
     for config, g in best.items():

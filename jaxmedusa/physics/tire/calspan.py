@@ -96,8 +96,7 @@ def _slip_terms(fz, alpha, s, tp: TireParams, mu_road=None):
     fz = jnp.where(fz > 0.0, fz, 1.0)  # keeps the unused lanes of lifted wheels finite
 
     tana = tan_once(alpha)  # once per step, not once per reader (core/safe_math.py)
-    # sin^2 = tan^2/(1 + tan^2), cos^2 = 1/(1 + tan^2): one transcendental instead of three
-    # (XLA's CPU sin/cos/tan are scalar calls and dominate the cost of a step).
+    # sin^2 = tan^2/(1 + tan^2), cos^2 = 1/(1 + tan^2): from the tangent, no further sin or cos
     cos2 = 1.0 / (1.0 + tana * tana)
     ap0 = contact_patch_length(fz, tp)  # eq (1.20)
     ks = 2.0 / (ap0 * ap0) * (tp.a0 + tp.a1 * fz - tp.a1 / tp.a2 * fz * fz)
