@@ -80,12 +80,15 @@ def main(argv=None):
     ap.add_argument("--end-time", type=float, default=None, help="override the study's end time [s]")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    ap.add_argument("--no-contact", action="store_true", help="simulation.contact = false (free driving)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore", message=".*runs backwards.*")
     study = S.load_study(args.study)
     if args.end_time is not None:
         study.settings = dataclasses.replace(study.settings, end_time=args.end_time)
+    if args.no_contact:
+        study.settings = dataclasses.replace(study.settings, contact=False)
     batch, state = build_chunk(study, args.batch)
     base = study.tracker
     trackers = {name: (ThreeSlots(**{**dataclasses.asdict(base), **VARIANTS[name]}) if name == "3-slots"
