@@ -9,8 +9,9 @@ fresh process (a process's XLA options and compiled programs are its own), `--ro
 times: base, this, base, this, ... so that a change in the machine's load hits both alike.
 Each process compiles on the study's first B samples and times `--repeats` further runs of
 the same chunk (`run_batch`: the jitted loop, compile excluded), wall and CPU time. Prints
-each process's figures and a table with the best run of each tree and their ratios;
---json writes the raw rows.
+each process's figures and a table with the best run of each tree and their ratios, and
+whether the first round's metrics of the two trees are the same bits (or their largest
+relative difference); --json writes the raw rows. --no-contact times free driving.
 Issue 27's check: the offset study (crush law, two-axle cars, no zones) within 10 % of
 261cf7c, the code before the damage, vehicle, rest and trailer layers.
 """
@@ -66,9 +67,10 @@ def compare_metrics(a: Path, b: Path) -> str:
         d = float(np.nanmax(np.abs(x - y) / np.maximum(np.maximum(np.abs(x), np.abs(y)), 1e-300)))
         if d > worst:
             worst, name = d, k
-    if not set(ma.files) & set(mb.files):
+    common = set(ma.files) & set(mb.files)
+    if not common:
         return "no metric in common"
-    return f"the same bits ({len(set(ma.files) & set(mb.files))} metrics)" if name is None else f"max relative difference {worst:.1e} ({name})"
+    return f"the same bits ({len(common)} metrics)" if name is None else f"max relative difference {worst:.1e} ({name})"
 
 
 def main(argv=None):
