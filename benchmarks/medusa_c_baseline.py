@@ -205,19 +205,23 @@ def _loadavg() -> float | None:
         return None
 
 
-def time_c_offset(cores: int = 1, runs: int = 3, end_time: float = 3.0, counts: dict | None = None) -> dict:
+def time_c_offset(cores: int = 1, runs: int = 3, end_time: float = 3.0, counts: dict | None = None,
+                  platoon: str | None = None) -> dict:
     """Time the C program on the offset example: `cores` independent copies at once, one per
     CPU (0, 1, ...), `runs` rounds. Returns a dict: per-run wall/CPU seconds, median wall,
     simulated s per wall s per copy, scenarios/s and vehicle-steps/s of all copies together,
-    step counts (from `counts`, or one instrumented run), load averages."""
+    step counts (from `counts`, or one instrumented run), load averages. platoon: the text of
+    a platoon.dat to run instead of the example's (benchmarks/per_core.py: the cars apart)."""
     exe = build()
     if counts is None:
-        counts = c_step_counts(end_time)
+        counts = c_step_counts(end_time, platoon)
     out = dict(program="MEDUSA 1999 (benchmarks/medusa_c, gcc " + " ".join(CFLAGS) + ")", cores=cores,
                end_time=end_time, runs=[], load_before=_loadavg())
     same_outputs = True
     with tempfile.TemporaryDirectory(prefix="medusa_c_time_") as tmp:
         dirs = [prepare_run_dir(Path(tmp) / f"copy{i}") for i in range(cores)]
+        for d in dirs if platoon is not None else ():
+            (d / "platoon.dat").write_text(platoon)
         for _ in range(runs):
             load = _loadavg()
             t0 = time.perf_counter()
