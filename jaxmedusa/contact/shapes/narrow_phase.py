@@ -45,7 +45,10 @@ __all__ = ["pair_geometry", "cold_warm", "implicit_solver", "WARM_SIZE", "DEFAUL
 
 BROAD_PHASES = ("medusa", "enclosing")
 
-DEFAULT_ITERS = 8  # most LM iterations per problem; 1-3 suffice when warm-started every step
+# Most LM iterations per problem. Warm-started every step, the offset study's searches still
+# take 6-8 (flat faces converge linearly), and a packed buffer runs as long as its slowest
+# search: in effect 8 per round (benchmarks/RESULTS.md, "Narrow-phase iterations").
+DEFAULT_ITERS = 8
 # warm start: y1 (3), y2 (3) (the previous unit-surface points), then mu1, mu2, the damping
 # each search ended at: a diagnostic, not read back (_solve_one says why) (core.state.CONTACT_WARM_SIZE)
 WARM_SIZE = 8
