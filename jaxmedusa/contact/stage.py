@@ -88,6 +88,11 @@ def _flat(x):
     return x.reshape((-1,) + x.shape[2:])
 
 
+def _unflat(x, shape):
+    """[B P, ...] -> [B, P, ...] (the inverse of `_flat`): `shape` = (B, P)."""
+    return x.reshape(tuple(shape) + x.shape[1:])
+
+
 def _per_pair(x, shape):
     """A per-scenario value (an array [B], or one number for all) for each pair: `shape` = (B, P)."""
     return jnp.broadcast_to(jnp.asarray(x).reshape(-1, 1), shape)
@@ -104,7 +109,6 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     axes = batch.vehicle.contact_axes
     radius = SKIP_RADIUS_FACTOR * jnp.linalg.norm(axes, axis=-1)  # [B, V]
     dist = jnp.linalg.norm(r_pred[:, b] - r_pred[:, a], axis=-1)
-    unflat = lambda x: x.reshape((bsz, npair) + x.shape[1:])  # noqa: E731
     # each pair's bodies, one pair per row of the packed buffer's inputs
     inputs = (_flat(r_pred[:, a]), _flat(F_pred[:, a]), _flat(axes[:, a]), _flat(r_pred[:, b]), _flat(F_pred[:, b]),
               _flat(axes[:, b]), _flat(warm))
@@ -121,7 +125,7 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
         default = jax.tree.map(_flat, jax.vmap(_far_apart)(batch, r_pred, warm)._replace(warm=warm))
         geom = compacted_map(lambda x: shape.geometry(*x), _flat(near), inputs, default,
                              capacity=1 if bsz == 1 else None)
-        return jax.tree.map(unflat, geom)
+        return jax.tree.map(lambda x: _unflat(x, (bsz, npair)), geom)
     law = LAWS.resolve(settings.contact_law, where="Settings.contact_law")
     Bm = F_pred * (shape.ellipsoid_scale * axes)[:, :, None, :]  # [B, V, 3, 3]: F diag(a), the box of each body
     boxes = jax.vmap(jax.vmap(boxes_overlap))(r_pred[:, a], Bm[:, a], r_pred[:, b], Bm[:, b])
@@ -142,7 +146,7 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
                              tangent_cutoff=law.tangent_cutoff)
 
     geom = compacted_map(one, _flat(near), inputs, default, dense=dense)
-    return jax.tree.map(unflat, geom)
+    return jax.tree.map(lambda x: _unflat(x, (bsz, npair)), geom)
 
 
 def _law_geometry(batch_item, geom: PairGeometry) -> PairGeometry:
@@ -186,7 +190,7 @@ def batch_law_terms(batch, geom: PairGeometry, pairs: PairState, r_pred, F_pred,
     inputs = jax.tree.map(_flat, (*args, cp))
     default = jax.vmap(lambda i: law.far_terms(*i[1:]))(inputs)  # (everything but the geometry)
     out = compacted_map(lambda i: law.pair_terms(*i), _flat(geom.candidate), inputs, default)
-    return jax.tree.map(lambda x: x.reshape((bsz, npair) + x.shape[1:]), out)
+    return jax.tree.map(lambda x: _unflat(x, (bsz, npair)), out)
 
 
 def uses_contact(settings: Settings, n_vehicles: int) -> bool:
