@@ -78,7 +78,12 @@ def _counts(folder: Path) -> dict:
 def test_the_default_run_goes_through_contact_with_medusas_search(cli_run):
     folder, output = cli_run
     assert "contact law medusa on shape medusa_search" in " ".join(output.split())
-    assert "status ok" in output
+    # The run ends healthy. Under MEDUSA's law it may end flagged `energy_gain` (the total
+    # energy more than doubled, docs/robustness.md): which draw the example is depends on the
+    # CPU's rounding, and 30 of the original program's own 95 runs to 1.1 s end above twice
+    # the initial 0.699 MJ (tests/data/offset_c_ensemble_1p1s.csv: up to 8.76 MJ).
+    status = " ".join(output.split()).split("; status ")[1].split()[0]
+    assert status in ("ok", "energy_gain"), output
     c = _counts(folder)
     # the first collision happened and was counted: steps in contact, runs of them, and
     # rejected steps (the step-size control's answer to contact, main.c integrate())
@@ -94,9 +99,16 @@ def test_the_default_run_goes_through_contact_with_medusas_search(cli_run):
     last = t[t["time"] == t["time"].max()].sort_values("vehicle")
     assert last["time"].iloc[0] == pytest.approx(END, abs=1e-12)
     assert np.all(np.isfinite(last[["x", "y", "z", "vx", "vy", "vz"]].to_numpy()))
-    # the rear car (1, 22 m/s) has pushed the front one (2, 20 m/s): speeds exchanged in part
+    # the rear car (1, 22 m/s) has pushed the front one (2, 20 m/s): each speed lies in the
+    # range of the original program's own runs to 1.1 s (v1 18.44-22.04, v2 19.96-23.56 m/s:
+    # the push may not have begun, as in 9 of its 95 runs), and equal masses keep their sum
     speed = np.hypot(last["vx"], last["vy"]).to_numpy()
-    assert speed[0] < 21.5 and speed[1] > 20.5
+    c_runs = pd.read_csv(DATA / "offset_c_ensemble_1p1s.csv", comment="#").dropna()
+    energy = last["energy"].sum()  # eq. (1.33), as the C runs' energy_end
+    assert c_runs["energy_end"].min() <= energy <= c_runs["energy_end"].max(), energy
+    for v, col in zip(speed, ("v1_speed", "v2_speed")):
+        assert c_runs[col].min() <= v <= c_runs[col].max(), (col, v)
+    assert speed.sum() == pytest.approx(42.0, abs=0.01)  # C: 42.00001 +- 0.00002 m/s
 
 
 def test_before_contact_the_trajectory_is_the_c_programs(cli_run, c_run):

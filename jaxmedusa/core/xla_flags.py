@@ -20,6 +20,19 @@ With both the offset example's compiled run takes 0.3 s, trackers included
 (benchmarks/RESULTS.md, "The time loop compiled whole"). Loops that still hold a scatter, sort or custom call
 (e.g. a batched contact stage that compacts pairs, LAPACK calls) keep the thunk runtime.
 
+A loop compiled whole is one LLVM function of tens of thousands of lines, and LLVM's full
+unrolling of its many small loops (XLA's loops over a vehicle's 3 coordinates, a pair's 2
+bodies, a car's 4 wheels) costs time that grows faster than the function: each unrolled loop
+makes ScalarEvolution forget what it knew of the loop's users (ScalarEvolution::forgetLoop,
+a quarter of a contact study's compile in a `perf` profile). The third entry,
+LLVM's `-unroll-full-max-count` = FULL_UNROLL_MAX (XLA hands `xla_backend_extra_options`
+entries that do not start with "xla_" to LLVM's option parser), unrolls loops of at most
+that many iterations only (3: a vector's coordinates, not a car's four wheels). Measured on
+the crush-law offset study: its XLA compile takes 13-15 % less, a free-driving step 28-50 %
+and a step with contact 3-37 % less time (batch 16-256), the outcomes rounded differently
+by at most an ulp before any contact (benchmarks/RESULTS.md, "LLVM's full unrolling"). Like the YNNPACK option it is set for jaxlib 0.10 only: LLVM aborts the
+process on an option it does not know.
+
 XLA reads XLA_FLAGS once, when JAX starts its backend (the first computation), so `apply`
 runs when jaxmedusa is imported; a process that computed with JAX before importing
 jaxmedusa keeps its own options. Options the user already gives in XLA_FLAGS win.
@@ -39,13 +52,15 @@ from __future__ import annotations
 import os
 from importlib.metadata import PackageNotFoundError, version
 
-__all__ = ["apply", "SMALL_LOOP_BYTES", "OFF_VARIABLE", "DEVICES_VARIABLE"]
+__all__ = ["apply", "SMALL_LOOP_BYTES", "FULL_UNROLL_MAX", "OFF_VARIABLE", "DEVICES_VARIABLE"]
 
 SMALL_LOOP_BYTES = 1 << 30  # [bytes] per loop iteration: every loop jaxmedusa compiles
 OFF_VARIABLE = "JAXMEDUSA_XLA_FLAGS"
 DEVICES_VARIABLE = "JAXMEDUSA_CPU_DEVICES"  # CPU devices of the process (module docstring)
 DEVICES_FLAG = "--xla_force_host_platform_device_count"
 SMALL_LOOP_OPTION = "xla_cpu_small_while_loop_byte_threshold"
+FULL_UNROLL_OPTION = "-unroll-full-max-count"  # an LLVM option (module docstring)
+FULL_UNROLL_MAX = 3  # [iterations] the longest loop LLVM unrolls fully
 YNN_FLAG = "--xla_cpu_experimental_ynn_fusion_type"
 CHECKED_JAXLIB = (0, 10)  # (major, minor) of the jaxlib whose flags were checked
 
@@ -66,7 +81,10 @@ def apply(environ=os.environ) -> str:
         return flags
     added = []
     if "xla_backend_extra_options" not in flags:  # one map: the user's entries replace ours
-        added.append(f"--xla_backend_extra_options={SMALL_LOOP_OPTION}={SMALL_LOOP_BYTES}")
+        entries = [f"{SMALL_LOOP_OPTION}={SMALL_LOOP_BYTES}"]
+        if _jaxlib_minor() == CHECKED_JAXLIB:
+            entries.append(f"{FULL_UNROLL_OPTION}={FULL_UNROLL_MAX}")
+        added.append("--xla_backend_extra_options=" + ",".join(entries))
     if YNN_FLAG not in flags and _jaxlib_minor() == CHECKED_JAXLIB:
         added.append(f"{YNN_FLAG}=")
     devices = environ.get(DEVICES_VARIABLE, "").strip()

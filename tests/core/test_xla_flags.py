@@ -26,6 +26,9 @@ def test_apply_adds_both_options_once():
     assert f"xla_cpu_small_while_loop_byte_threshold={xla_flags.SMALL_LOOP_BYTES}" in flags
     if xla_flags._jaxlib_minor() == xla_flags.CHECKED_JAXLIB:
         assert "--xla_cpu_experimental_ynn_fusion_type=" in flags.split()
+        # LLVM's option, in the same map (comma-separated entries; XLA passes it to LLVM)
+        extra = next(f for f in flags.split() if f.startswith("--xla_backend_extra_options="))
+        assert extra.split("=", 1)[1].split(",")[1] == f"-unroll-full-max-count={xla_flags.FULL_UNROLL_MAX}"
     assert xla_flags.apply(env) == flags  # a second import adds nothing
 
 
