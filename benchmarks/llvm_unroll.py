@@ -28,7 +28,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from jaxmedusa.core.xla_flags import FULL_UNROLL_MAX, FULL_UNROLL_OPTION, SMALL_LOOP_BYTES, SMALL_LOOP_OPTION  # noqa: E402
+from jaxmedusa.core.xla_flags import (FULL_UNROLL_MAX, FULL_UNROLL_OPTION, SMALL_LOOP_BYTES,  # noqa: E402
+                                      SMALL_LOOP_OPTION)
 
 CHILD = r"""
 import dataclasses, json, sys, time

@@ -108,7 +108,9 @@ def test_the_default_run_goes_through_contact_with_medusas_search(cli_run):
     assert c_runs["energy_end"].min() <= energy <= c_runs["energy_end"].max(), energy
     for v, col in zip(speed, ("v1_speed", "v2_speed")):
         assert c_runs[col].min() <= v <= c_runs[col].max(), (col, v)
-    assert speed.sum() == pytest.approx(42.0, abs=0.01)  # C: 42.00001 +- 0.00002 m/s
+    # the sum within 5 sd of the C runs' (42.00001 +- 0.00002 m/s), the bound of the draws' test
+    s_c = (c_runs["v1_speed"] + c_runs["v2_speed"]).to_numpy()
+    assert abs(speed.sum() - s_c.mean()) < 5 * s_c.std(ddof=1), (speed.sum(), s_c.mean())
 
 
 def test_before_contact_the_trajectory_is_the_c_programs(cli_run, c_run):

@@ -29,9 +29,10 @@ LLVM's `-unroll-full-max-count` = FULL_UNROLL_MAX (XLA hands `xla_backend_extra_
 entries that do not start with "xla_" to LLVM's option parser), unrolls loops of at most
 that many iterations only (3: a vector's coordinates, not a car's four wheels). Measured on
 the crush-law offset study: its XLA compile takes 13-15 % less, a free-driving step 28-50 %
-and a step with contact 3-37 % less time (batch 16-256), the outcomes rounded differently
-by at most an ulp before any contact (benchmarks/RESULTS.md, "LLVM's full unrolling"). Like the YNNPACK option it is set for jaxlib 0.10 only: LLVM aborts the
-process on an option it does not know.
+and a step with contact 3-37 % less time (batch 16-256); free driving is rounded
+differently (by at most 3.5e-13 relative), as any change of generated code
+(benchmarks/RESULTS.md, "LLVM's full unrolling"). Like the YNNPACK option it is set for
+jaxlib 0.10 only: LLVM aborts the process on an option it does not know.
 
 XLA reads XLA_FLAGS once, when JAX starts its backend (the first computation), so `apply`
 runs when jaxmedusa is imported; a process that computed with JAX before importing
