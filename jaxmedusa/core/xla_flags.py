@@ -81,12 +81,13 @@ def apply(environ=os.environ) -> str:
     if environ.get(OFF_VARIABLE, "1").strip() == "0":
         return flags
     added = []
+    checked = _jaxlib_minor() == CHECKED_JAXLIB  # options an unknown jaxlib might abort on
     if "xla_backend_extra_options" not in flags:  # one map: the user's entries replace ours
         entries = [f"{SMALL_LOOP_OPTION}={SMALL_LOOP_BYTES}"]
-        if _jaxlib_minor() == CHECKED_JAXLIB:
+        if checked:
             entries.append(f"{FULL_UNROLL_OPTION}={FULL_UNROLL_MAX}")
         added.append("--xla_backend_extra_options=" + ",".join(entries))
-    if YNN_FLAG not in flags and _jaxlib_minor() == CHECKED_JAXLIB:
+    if YNN_FLAG not in flags and checked:
         added.append(f"{YNN_FLAG}=")
     devices = environ.get(DEVICES_VARIABLE, "").strip()
     if devices.isdigit() and int(devices) >= 2 and DEVICES_FLAG not in flags:

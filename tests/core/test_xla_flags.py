@@ -20,7 +20,7 @@ from helpers import EXAMPLES
 SMALL_CALL = "xla_cpu_small_call"  # the attribute XLA gives a loop it compiled whole
 
 
-def test_apply_adds_both_options_once():
+def test_apply_adds_its_options_once():
     env = {}
     flags = xla_flags.apply(env)
     assert f"xla_cpu_small_while_loop_byte_threshold={xla_flags.SMALL_LOOP_BYTES}" in flags
