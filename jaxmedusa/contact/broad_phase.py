@@ -37,11 +37,13 @@ import jax.numpy as jnp
 __all__ = ["compacted_map", "default_capacity", "boxes_overlap", "MIN_CAPACITY", "CAPACITY_DIVISOR", "BOX_SLACK"]
 
 # The buffer holds 1/CAPACITY_DIVISOR of the pairs, but at least MIN_CAPACITY (all of them
-# when there are fewer): small enough that a few near pairs in a large batch pay for a few
-# pairs, large enough that a batch where most pairs are near needs at most
-# CAPACITY_DIVISOR rounds (each round has a fixed cost of a gather and a scatter).
+# when there are fewer). A round costs about its capacity times a search (the padding of a
+# partly filled round included) and little more, so small rounds waste little: in the
+# crush-law offset study at B = 256 (18 % of the pairs near on average), rounds of 16 pairs
+# ran the study 7-11 % faster than rounds of 32, and rounds of 64 or 128 slower still
+# (benchmarks/RESULTS.md, "The broad phase on components").
 MIN_CAPACITY = 8
-CAPACITY_DIVISOR = 8
+CAPACITY_DIVISOR = 16
 
 
 # Added to the boxes' projected half-widths [m]: the test is on the same predicted state as
@@ -61,18 +63,29 @@ def boxes_overlap(r1, B1, r2, B2, slack=BOX_SLACK):
     B_k^-1 (any scale: the test is homogeneous in n). Two cars nose to tail 2 m apart have
     overlapping enclosing spheres but separate boxes: their narrow phase is skipped.
     """
-    def rows_inv(B):
-        # rows of B^-1 up to the common factor 1/det (cofactors: no division, no singularity)
-        c0, c1, c2 = B[:, 0], B[:, 1], B[:, 2]
-        return jnp.stack([jnp.cross(c1, c2), jnp.cross(c2, c0), jnp.cross(c0, c1)])
+    # Written on scalar components, not with jnp.cross and @ on (3,)/(3, 3) arrays: vmapped,
+    # every quantity is then one array over the pairs and XLA's CPU code runs the test as
+    # elementwise loops vectorised across them; the stacked form became (pairs, 15, 3) arrays
+    # and batched 3x3 dot products, 15x slower (40 against 3 us for 256 pairs, benchmarks/RESULTS.md).
+    c1 = [tuple(B1[k, i] for k in range(3)) for i in range(3)]  # the columns of B1, component by component
+    c2 = [tuple(B2[k, i] for k in range(3)) for i in range(3)]
+    d = tuple(r2[k] - r1[k] for k in range(3))
 
-    edges = jnp.cross(B1.T[:, None, :], B2.T[None, :, :]).reshape(9, 3)
-    axes = jnp.concatenate([rows_inv(B1), rows_inv(B2), edges])  # (15, 3)
-    d = r2 - r1
-    w1 = jnp.sum(jnp.abs(axes @ B1), axis=1)
-    w2 = jnp.sum(jnp.abs(axes @ B2), axis=1)
-    n = jnp.sqrt(jnp.sum(axes * axes, axis=1))
-    return ~jnp.any(jnp.abs(axes @ d) > w1 + w2 + slack * n)
+    def cross(u, v):
+        return (u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0])
+
+    def dot(u, v):
+        return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
+
+    # rows of B_k^-1 up to the common factor 1/det (cofactors: no division, no singularity)
+    axes = [cross(c1[1], c1[2]), cross(c1[2], c1[0]), cross(c1[0], c1[1]),
+            cross(c2[1], c2[2]), cross(c2[2], c2[0]), cross(c2[0], c2[1])]
+    axes += [cross(u, v) for u in c1 for v in c2]  # the 9 edge directions
+    apart = jnp.asarray(False)
+    for n in axes:
+        width = sum(jnp.abs(dot(n, c)) for c in c1) + sum(jnp.abs(dot(n, c)) for c in c2)
+        apart = apart | (jnp.abs(dot(n, d)) > width + slack * jnp.sqrt(dot(n, n)))
+    return ~apart
 
 
 def default_capacity(n: int) -> int:
