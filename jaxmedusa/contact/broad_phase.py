@@ -66,7 +66,8 @@ def boxes_overlap(r1, B1, r2, B2, slack=BOX_SLACK):
     # Written on scalar components, not with jnp.cross and @ on (3,)/(3, 3) arrays: vmapped,
     # every quantity is then one array over the pairs and XLA's CPU code runs the test as
     # elementwise loops vectorised across them; the stacked form became (pairs, 15, 3) arrays
-    # and batched 3x3 dot products, 15x slower (40 against 3 us for 256 pairs, benchmarks/RESULTS.md).
+    # and batched 3x3 dot products, 20x slower (51 against 2.4 us for 256 pairs: benchmarks/RESULTS.md,
+    # "The broad phase on components").
     c1 = [tuple(B1[k, i] for k in range(3)) for i in range(3)]  # the columns of B1, component by component
     c2 = [tuple(B2[k, i] for k in range(3)) for i in range(3)]
     d = tuple(r2[k] - r1[k] for k in range(3))
