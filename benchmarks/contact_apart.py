@@ -63,7 +63,7 @@ def parts(settings):
         r, F = jax.vmap(predict)(d["state"])
         Bm = F * d["batch"].vehicle.contact_axes[:, :, None, :]
         (r1, r2), (B1, B2) = pairs(r), pairs(Bm)
-        return jax.vmap(jax.vmap(boxes_overlap))(r1, B1, r2, B2), r
+        return boxes_overlap(r1, B1, r2, B2), r
 
     def geometry(d):
         s = d["state"]

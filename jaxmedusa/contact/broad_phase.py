@@ -55,22 +55,25 @@ def boxes_overlap(r1, B1, r2, B2, slack=BOX_SLACK):
     """Whether the parallelepipeds {r + B y : |y_i| <= 1} of two bodies overlap (separating
     axis test: the 3 + 3 face normals and the 9 edge-direction cross products).
 
-    r (3,) [m] centre; B (3, 3) unit coordinates -> world offset (columns: the deformed
-    semi-axis vectors, F diag(a)). Every contact shape lies in its unit box (|y_i| <= 1 on
-    a gauge-1 surface), so pairs whose boxes are apart cannot touch. The half-width of a
+    r (..., 3) [m] centre; B (..., 3, 3) unit coordinates -> world offset (columns: the
+    deformed semi-axis vectors, F diag(a)); the leading axes are pairs: call it on the whole
+    batch, not under vmap (below). Returns (...) bool. Every contact shape lies in its unit box
+    (|y_i| <= 1 on a gauge-1 surface), so pairs whose boxes are apart cannot touch. The half-width of a
     box along an axis n is sum_i |n . B[:, i]|; the boxes are apart when some axis has
     |n . (r2 - r1)| > width1 + width2 + slack |n|. Face normals of body k are the rows of
     B_k^-1 (any scale: the test is homogeneous in n). Two cars nose to tail 2 m apart have
     overlapping enclosing spheres but separate boxes: their narrow phase is skipped.
     """
-    # Written on scalar components, not with jnp.cross and @ on (3,)/(3, 3) arrays: vmapped,
-    # every quantity is then one array over the pairs and XLA's CPU code runs the test as
-    # elementwise loops vectorised across them; the stacked form became (pairs, 15, 3) arrays
-    # and batched 3x3 dot products, 20x slower (51 against 2.4 us for 256 pairs: benchmarks/RESULTS.md,
-    # "The broad phase on components").
-    c1 = [tuple(B1[k, i] for k in range(3)) for i in range(3)]  # the columns of B1, component by component
-    c2 = [tuple(B2[k, i] for k in range(3)) for i in range(3)]
-    d = tuple(r2[k] - r1[k] for k in range(3))
+    # Written on components, each an array over the pairs, not with jnp.cross and @ on (3,)
+    # and (3, 3) arrays: XLA's CPU code fuses the whole test into elementwise loops vectorised
+    # across the pairs. The stacked form vmapped became (pairs, 15, 3) arrays and batched 3x3
+    # dot products, 20x slower (51 against 2.4 us for 256 pairs: benchmarks/RESULTS.md, "The
+    # broad phase on components"); component-major arrays (3, 15, pairs) were as slow. Called
+    # on the batch rather than vmapped, its ~900 operations trace once, not through two
+    # batching levels (0.6 s of tracing more in a one-scenario run when vmapped).
+    c1 = [tuple(B1[..., k, i] for k in range(3)) for i in range(3)]  # the columns of B1, component by component
+    c2 = [tuple(B2[..., k, i] for k in range(3)) for i in range(3)]
+    d = tuple(r2[..., k] - r1[..., k] for k in range(3))
 
     def cross(u, v):
         return (u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0])
@@ -82,7 +85,7 @@ def boxes_overlap(r1, B1, r2, B2, slack=BOX_SLACK):
     axes = [cross(c1[1], c1[2]), cross(c1[2], c1[0]), cross(c1[0], c1[1]),
             cross(c2[1], c2[2]), cross(c2[2], c2[0]), cross(c2[0], c2[1])]
     axes += [cross(u, v) for u in c1 for v in c2]  # the 9 edge directions
-    apart = jnp.asarray(False)
+    apart = jnp.zeros(r1.shape[:-1], bool)
     for n in axes:
         width = sum(jnp.abs(dot(n, c)) for c in c1) + sum(jnp.abs(dot(n, c)) for c in c2)
         apart = apart | (jnp.abs(dot(n, d)) > width + slack * jnp.sqrt(dot(n, n)))

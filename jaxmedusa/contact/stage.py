@@ -128,7 +128,9 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
         return jax.tree.map(lambda x: _unflat(x, (bsz, npair)), geom)
     law = LAWS.resolve(settings.contact_law, where="Settings.contact_law")
     Bm = F_pred * (shape.ellipsoid_scale * axes)[:, :, None, :]  # [B, V, 3, 3]: F diag(a), the box of each body
-    boxes = jax.vmap(jax.vmap(boxes_overlap))(r_pred[:, a], Bm[:, a], r_pred[:, b], Bm[:, b])
+    # on the batch's pairs along one axis, not vmapped (broad_phase.boxes_overlap)
+    boxes = _unflat(boxes_overlap(_flat(r_pred[:, a]), _flat(Bm[:, a]), _flat(r_pred[:, b]), _flat(Bm[:, b])),
+                    (bsz, npair))
     near = (dist < radius[:, a] + radius[:, b]) & boxes & batch.valid[:, a] & batch.valid[:, b]
     if getattr(batch, "joints", None) is not None:  # coupled pairs: no contact (docs/trailers.md)
         near = near & jnp.logical_not(batch.joints.excluded)
