@@ -63,7 +63,8 @@ def parts(settings):
         r, F = jax.vmap(predict)(d["state"])
         Bm = F * d["batch"].vehicle.contact_axes[:, :, None, :]
         (r1, r2), (B1, B2) = pairs(r), pairs(Bm)
-        return boxes_overlap(r1, B1, r2, B2), r
+        flat = lambda x: x.reshape((-1,) + x.shape[2:])  # noqa: E731  (as contact.stage calls it)
+        return boxes_overlap(flat(r1), flat(B1), flat(r2), flat(B2)), r
 
     def geometry(d):
         s = d["state"]
