@@ -115,7 +115,7 @@ def test_boxes_overlap_hand_cases():
 
 
 def test_boxes_overlap_agrees_with_linear_programming():
-    """Random sheared, rotated boxes in 3-D, vmapped as the stage calls the test: overlap
+    """Random sheared, rotated boxes in 3-D, all pairs in one call as the stage makes it: overlap
     exactly when some y1, y2 in [-1, 1]^3 give r1 + B1 y1 = r2 + B2 y2, a feasibility problem
     that scipy's linprog decides independently of the separating axes (slack 0; pairs whose
     LP answer is within 1e-6 of the boundary, found by shrinking and growing the boxes by
@@ -128,7 +128,7 @@ def test_boxes_overlap_agrees_with_linear_programming():
     r2 = r1 + rng.normal(size=(n, 3)) * 2.0
     B1 = rng.normal(size=(n, 3, 3))
     B2 = rng.normal(size=(n, 3, 3))
-    got = np.asarray(jax.jit(jax.vmap(lambda a, b, c, d: boxes_overlap(a, b, c, d, slack=0.0)))(r1, B1, r2, B2))
+    got = np.asarray(jax.jit(lambda a, b, c, d: boxes_overlap(a, b, c, d, slack=0.0))(r1, B1, r2, B2))
 
     def feasible(i, scale):
         A_eq = np.hstack([B1[i] * scale, -B2[i] * scale])
