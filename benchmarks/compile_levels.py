@@ -1,17 +1,25 @@
-"""What a study's first chunk pays to compile, and what XLA's CPU optimisation options trade.
+"""What LLVM's optimisation level trades: compile time against run time, per program.
 
-    python benchmarks/compile_levels.py --batch 64          # the crush-law offset study
+    python benchmarks/compile_levels.py --rounds 2                      # all cases, levels 1 and 3
+    python benchmarks/compile_levels.py --cases study64 --levels 1,2,3,0
 
-Each option set runs in a fresh process with the compilation cache off: one chunk of the
-study's first B scenarios (compile and run: the first call), then the same chunk again (run
-only). The process records JAX's own compile-phase durations
-(jax.monitoring: tracing, lowering to StableHLO, XLA's backend compile) and writes the first
-chunk's metrics, which are compared with the default options' bit for bit.
+jaxmedusa sets `--xla_backend_optimization_level` (core/xla_flags.py, OPT_LEVEL); XLA's own
+default is 3. Each (case, level) runs in a fresh process with the compilation cache off, the
+level given in XLA_FLAGS (which wins over jaxmedusa's), all of jaxmedusa's other options as
+they are; the levels alternate within each round, so that the machine's drift hits them alike.
 
-Option sets (added to jaxmedusa's own XLA options, core/xla_flags.py):
-  default                                  XLA's CPU defaults
-  --xla_backend_optimization_level=1 / 0   LLVM's optimisation level for the generated code
-  --xla_llvm_disable_expensive_passes=true the slow LLVM passes off
+Cases:
+  study16, study64, study256   the crush-law offset study (studies/offset.toml), 3 s, its first
+                               B scenarios as one chunk (benchmarks/chunk_timer.py);
+  free256                      the same with contact off (free driving);
+  default                      the README's default example (studies/medusa/default.toml, 3 s:
+                               MEDUSA's law on the superellipsoid, benchmarks/run_speed.py);
+  medusa_search                the report's offset files (studies/medusa/offset, 1.1 s), whose
+                               MEDUSA law runs MEDUSA's own contact search.
+
+Per row: the first call (trace, compile and run) and the best of the later calls (run only), in
+wall seconds; for the study cases the chunk's metrics against the first level's, as the largest
+relative difference over values above 1e-6 in size (0: the same bits).
 """
 from __future__ import annotations
 
@@ -26,66 +34,71 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-OPTIONS = ["", "--xla_backend_optimization_level=1", "--xla_backend_optimization_level=0",
-           "--xla_llvm_disable_expensive_passes=true"]
+HERE = Path(__file__).resolve().parent
+STUDY = ROOT / "studies" / "offset.toml"
+CASES = {
+    "study16": ["chunk_timer.py", str(STUDY), "--batch", "16"],
+    "study64": ["chunk_timer.py", str(STUDY), "--batch", "64"],
+    "study256": ["chunk_timer.py", str(STUDY), "--batch", "256"],
+    "free256": ["chunk_timer.py", str(STUDY), "--batch", "256", "--no-contact"],
+    "default": ["run_speed.py", "--scenario", str(ROOT / "studies" / "medusa" / "default.toml"), "--end-time", "3"],
+    "medusa_search": ["run_speed.py", "--scenario", str(ROOT / "studies" / "medusa" / "offset"), "--end-time", "1.1"],
+}
 
-CHILD = r"""
-import json, sys, time
-import jax, numpy as np
-import jax.monitoring as mon
-import jaxmedusa
-from jaxmedusa import study as S
-from jaxmedusa.study.runner import run_batch
-sys.path.insert(0, sys.argv[4])
-from offset_layers import build_chunk
-phases = {}
-mon.register_event_duration_secs_listener(lambda e, d, **k: phases.__setitem__(e, phases.get(e, 0.0) + d))
-study = S.load_study(sys.argv[1])
-batch, state = build_chunk(study, int(sys.argv[2]))
-def run():
-    t = time.perf_counter()
-    m, _ = run_batch(batch, state, study.settings, study.tracker, study.outputs.trajectories)
-    m = jax.device_get(m)
-    return time.perf_counter() - t, m
-first, metrics = run()
-second, _ = run()
-np.save(sys.argv[3], np.concatenate([np.ravel(np.asarray(x, float)) for x in jax.tree.leaves(metrics)]))
-print(json.dumps({"first": first, "second": second,
-                  "trace": phases.get("/jax/core/compile/jaxpr_trace_duration", 0.0),
-                  "lower": phases.get("/jax/core/compile/jaxpr_to_mlir_module_duration", 0.0),
-                  "backend": phases.get("/jax/core/compile/backend_compile_duration", 0.0)}))
-"""
+
+def run_case(case: str, level: int, metrics: Path) -> dict:
+    """One fresh process: {"first": s, "run": s} (wall), the metrics written for study cases."""
+    cmd = [sys.executable, str(HERE / CASES[case][0]), *CASES[case][1:]]
+    if CASES[case][0] == "chunk_timer.py":
+        cmd += ["--end-time", "3", "--repeats", "2", "--metrics", str(metrics)]
+    else:
+        cmd += ["--repeats", "2"]
+    env = dict(os.environ, XLA_FLAGS=f"--xla_backend_optimization_level={level}", JAXMEDUSA_COMPILE_CACHE="0",
+               JAX_PLATFORMS="cpu", PYTHONPATH=str(ROOT))
+    out = json.loads(subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+    if "first_call_s" in out:  # chunk_timer.py
+        return dict(first=out["first_call_s"], run=min(out["wall_s"]))
+    return dict(first=out["first"]["wall"], run=out["best_rerun"]["wall"])
+
+
+def max_rel_difference(a: Path, b: Path) -> float:
+    """Largest |x - y| / |y| over the metrics' values above 1e-6 in size (0: identical)."""
+    x, y = np.load(a), np.load(b)
+    worst = 0.0
+    for k in y.files:
+        u, v = np.ravel(np.asarray(x[k], float)), np.ravel(np.asarray(y[k], float))
+        big = np.isfinite(v) & (np.abs(v) > 1e-6)
+        if big.any():
+            worst = max(worst, float(np.max(np.abs(u[big] - v[big]) / np.abs(v[big]))))
+    return worst
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--study", default=str(ROOT / "studies" / "offset.toml"))
-    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--cases", default="study16,study64,study256,free256,default,medusa_search")
+    ap.add_argument("--levels", default="1,3", help="optimisation levels, the first the reference for the bits")
+    ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
+    cases, levels = args.cases.split(","), [int(x) for x in args.levels.split(",")]
     tmp = Path(tempfile.mkdtemp(prefix="compile-levels-"))
-    rows, base = [], None
-    for k, opt in enumerate(OPTIONS):
-        env = dict(os.environ, XLA_FLAGS=opt, JAXMEDUSA_COMPILE_CACHE="0", JAX_PLATFORMS="cpu")
-        out = tmp / f"metrics_{k}.npy"
-        proc = subprocess.run([sys.executable, "-c", CHILD, args.study, str(args.batch), str(out),
-                               str(Path(__file__).resolve().parent)], env=env,
-                              capture_output=True, text=True, check=True)
-        row = json.loads(proc.stdout.strip().splitlines()[-1])
-        m = np.load(out)
-        if base is None:
-            base, same = m, "-"
-        elif np.array_equal(base, m, equal_nan=True):
-            same = "the same bits"
-        else:
-            rel = np.abs(m - base) / np.maximum(np.abs(base), 1e-300)
-            same = f"max rel. difference {np.nanmax(rel):.1e}"
-        rows.append((opt or "default", row, same))
-    print(f"| options | first chunk (compile + run) [s] | tracing [s] | lowering [s] | XLA backend compile [s] "
-          f"| the same chunk again (run) [s] | metrics against default |")
-    print("|---|---|---|---|---|---|---|")
-    for opt, r, same in rows:
-        print(f"| {opt} | {r['first']:.1f} | {r['trace']:.1f} | {r['lower']:.1f} | {r['backend']:.1f} | "
-              f"{r['second']:.2f} | {same} |")
+    rows: dict[tuple[str, int], list[dict]] = {}
+    for r in range(args.rounds):
+        for case in cases:
+            for level in levels:
+                res = run_case(case, level, tmp / f"{case}_{level}.npz")
+                rows.setdefault((case, level), []).append(res)
+                print(json.dumps(dict(round=r, case=case, level=level, **res)), flush=True)
+    print("\n| case | level | first call [s] | run [s] | metrics against level "
+          f"{levels[0]} |\n|---|---|---|---|---|")
+    for case in cases:
+        for level in levels:
+            rs = rows[(case, level)]
+            diff = "-"
+            if CASES[case][0] == "chunk_timer.py" and level != levels[0]:
+                diff = f"{max_rel_difference(tmp / f'{case}_{level}.npz', tmp / f'{case}_{levels[0]}.npz'):.1e}"
+            first = " / ".join(f"{x['first']:.1f}" for x in rs)
+            run = " / ".join(f"{x['run']:.2f}" for x in rs)
+            print(f"| {case} | {level} | {first} | {run} | {diff} |")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,15 @@ differently (by at most 3.5e-13 relative), as any change of generated code
 (benchmarks/RESULTS.md, "LLVM's full unrolling"). Like the YNNPACK option it is set for
 jaxlib 0.10 only: LLVM aborts the process on an option it does not know.
 
+The fourth, `--xla_backend_optimization_level` = OPT_LEVEL (1; XLA's default is 3), is the
+level of LLVM's optimisation pipeline for the generated code. Most of a first call is that
+pipeline (a contact program's loop, compiled whole, is one LLVM function of ~45,000 lines
+after optimisation), and level 1 skips its costliest passes while the loop's code runs as fast:
+first calls 10-30 % shorter (the crush-law study at B = 16-256, the default example, MEDUSA's
+own contact search), runs the same within the machine's spread, free driving the same bits;
+with contact the narrow phase rounds differently, which a collision amplifies as any change
+of generated code (benchmarks/RESULTS.md, "LLVM's optimisation level").
+
 XLA reads XLA_FLAGS once, when JAX starts its backend (the first computation), so `apply`
 runs when jaxmedusa is imported; a process that computed with JAX before importing
 jaxmedusa keeps its own options. Options the user already gives in XLA_FLAGS win.
@@ -53,7 +62,7 @@ from __future__ import annotations
 import os
 from importlib.metadata import PackageNotFoundError, version
 
-__all__ = ["apply", "SMALL_LOOP_BYTES", "FULL_UNROLL_MAX", "OFF_VARIABLE", "DEVICES_VARIABLE"]
+__all__ = ["apply", "SMALL_LOOP_BYTES", "FULL_UNROLL_MAX", "OPT_LEVEL", "OFF_VARIABLE", "DEVICES_VARIABLE"]
 
 SMALL_LOOP_BYTES = 1 << 30  # [bytes] per loop iteration: every loop jaxmedusa compiles
 OFF_VARIABLE = "JAXMEDUSA_XLA_FLAGS"
@@ -63,6 +72,8 @@ SMALL_LOOP_OPTION = "xla_cpu_small_while_loop_byte_threshold"
 FULL_UNROLL_OPTION = "-unroll-full-max-count"  # an LLVM option (module docstring)
 FULL_UNROLL_MAX = 3  # [iterations] the longest loop LLVM unrolls fully
 YNN_FLAG = "--xla_cpu_experimental_ynn_fusion_type"
+OPT_LEVEL_FLAG = "--xla_backend_optimization_level"
+OPT_LEVEL = 1  # LLVM's optimisation level for the generated code (module docstring)
 CHECKED_JAXLIB = (0, 10)  # (major, minor) of the jaxlib whose flags were checked
 
 
@@ -89,6 +100,8 @@ def apply(environ=os.environ) -> str:
         added.append("--xla_backend_extra_options=" + ",".join(entries))
     if YNN_FLAG not in flags and checked:
         added.append(f"{YNN_FLAG}=")
+    if OPT_LEVEL_FLAG not in flags:
+        added.append(f"{OPT_LEVEL_FLAG}={OPT_LEVEL}")
     devices = environ.get(DEVICES_VARIABLE, "").strip()
     if devices.isdigit() and int(devices) >= 2 and DEVICES_FLAG not in flags:
         added.append(f"{DEVICES_FLAG}={int(devices)}")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from jaxmedusa.build import build_batch
-from jaxmedusa.contact.shapes.narrow_phase import pair_geometry
+from jaxmedusa.contact.shapes.narrow_phase import ROUNDOFF, pair_geometry
 from jaxmedusa.contact.stage import batch_geometry
 from jaxmedusa.core import Settings
 from jaxmedusa.core.pytree import replace
@@ -46,11 +46,15 @@ def test_build_batch_compiles_in_shared_exponents_only():
 
 
 def test_static_and_traced_exponents_give_the_same_contact():
-    """200 overlapping pairs of the report's car (random offsets, yaw, height). Tolerances:
-    the depth phi1 and the normal are well determined (the search resolves 1e-13 in unit
-    coordinates: 1e-10 m, 1e-8 rad); the points themselves are not along nearly parallel
-    flat faces, where h varies as s^5 and a change of rounding moves the point by far more
-    than the depth (measured up to 1.5e-5 m on this set, at one point of 169): 1e-4 m."""
+    """200 overlapping pairs of the report's car (random offsets, yaw, height). The depth phi1
+    and the normal are well determined (the search resolves 1e-13 in unit coordinates:
+    1e-10 m, 1e-8 rad). The points are not, along nearly parallel flat faces: there h varies
+    as s^5 across the face (s in unit coordinates, exponent 2 / 0.4), so points whose h differ
+    by less than its round-off (narrow_phase.ROUNDOFF, 1.8e-15 relative) are equally good
+    minima: |s| up to ROUNDOFF^(1/5) = 1.1e-3, i.e. 2.6e-3 m on the 2.3-m semi-axis. Every
+    point must lie within that, and 97 % of them within 1e-6 m (measured: 2 of 169 beyond
+    1e-6 m, the worst 1.5e-5 m under XLA's optimisation level 3 and 3.4e-4 m under level 1,
+    core/xla_flags.py: which point moves, and how far, is the code generation's draw)."""
     rng = np.random.default_rng(3)
     n = 200
     d = jnp.asarray(np.stack([rng.uniform(3.0, 4.5, n), rng.uniform(-1.6, 1.6, n), rng.uniform(-0.1, 0.1, n)], 1))
@@ -64,9 +68,15 @@ def test_static_and_traced_exponents_give_the_same_contact():
     touching = np.asarray(static.touching)
     assert touching.sum() > 100
     np.testing.assert_array_equal(np.asarray(traced.touching), touching)
-    for name, tol in (("phi1", 1e-10), ("n1", 1e-8), ("T1", 1e-4), ("T2", 1e-4)):
+    for name, tol in (("phi1", 1e-10), ("n1", 1e-8)):
         a, b = np.asarray(getattr(static, name))[touching], np.asarray(getattr(traced, name))[touching]
         np.testing.assert_allclose(a, b, rtol=0, atol=tol, err_msg=name)
+    flat_face = float(np.max(AXES)) * ROUNDOFF ** (1.0 / 5.0)  # [m] 2.6e-3
+    for name in ("T1", "T2"):
+        a, b = np.asarray(getattr(static, name))[touching], np.asarray(getattr(traced, name))[touching]
+        moved = np.max(np.abs(a - b), axis=1)
+        assert np.all(moved < flat_face), (name, moved.max())
+        assert np.mean(moved < 1e-6) >= 0.97, (name, np.sort(moved)[-6:])
 
 
 def test_a_replaced_exponent_is_traced_and_differentiable():

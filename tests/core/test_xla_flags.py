@@ -24,6 +24,7 @@ def test_apply_adds_its_options_once():
     env = {}
     flags = xla_flags.apply(env)
     assert f"xla_cpu_small_while_loop_byte_threshold={xla_flags.SMALL_LOOP_BYTES}" in flags
+    assert f"--xla_backend_optimization_level={xla_flags.OPT_LEVEL}" in flags.split()
     if xla_flags._jaxlib_minor() == xla_flags.CHECKED_JAXLIB:
         assert "--xla_cpu_experimental_ynn_fusion_type=" in flags.split()
         # LLVM's option, in the same map (comma-separated entries; XLA passes it to LLVM)
@@ -34,9 +35,10 @@ def test_apply_adds_its_options_once():
 
 def test_apply_keeps_the_users_options_and_can_be_switched_off():
     env = {"XLA_FLAGS": "--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=7 "
-                        "--xla_cpu_experimental_ynn_fusion_type=dot"}
+                        "--xla_cpu_experimental_ynn_fusion_type=dot --xla_backend_optimization_level=3"}
     assert xla_flags.apply(env) == env["XLA_FLAGS"]
     assert env["XLA_FLAGS"].count("threshold=") == 1 and "ynn_fusion_type=dot" in env["XLA_FLAGS"]
+    assert env["XLA_FLAGS"].count("optimization_level") == 1
     off = {xla_flags.OFF_VARIABLE: "0", "XLA_FLAGS": "--xla_cpu_max_isa=AVX"}
     assert xla_flags.apply(off) == "--xla_cpu_max_isa=AVX"
     assert off["XLA_FLAGS"] == "--xla_cpu_max_isa=AVX"
@@ -64,6 +66,7 @@ ON = pytest.mark.skipif(jax.default_backend() != "cpu" or os.environ.get(xla_fla
 @ON
 def test_this_process_runs_with_the_options_and_a_small_loop_compiles_whole():
     assert "xla_cpu_small_while_loop_byte_threshold" in os.environ.get("XLA_FLAGS", "")
+    assert "--xla_backend_optimization_level=" in os.environ.get("XLA_FLAGS", "")
 
     def f(x):  # 3x3 products and a reduction: beyond XLA's default byte threshold
         def body(c):
