@@ -18,8 +18,9 @@ Cases:
                                MEDUSA law runs MEDUSA's own contact search.
 
 Per row: the first call (trace, compile and run) and the best of the later calls (run only), in
-wall seconds; for the study cases the chunk's metrics against the first level's, as the largest
-relative difference over values above 1e-6 in size (0: the same bits).
+wall seconds; for the study cases the chunk's metrics against the first level's: the same bits,
+or how many differ and their largest relative difference over values above 1e-6
+(llvm_unroll.compare).
 """
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from llvm_unroll import compare  # noqa: E402  (the metrics' differences, over values above 1e-6)
+
 STUDY = ROOT / "studies" / "offset.toml"
 CASES = {
     "study16": ["chunk_timer.py", str(STUDY), "--batch", "16"],
@@ -61,18 +65,6 @@ def run_case(case: str, level: int, metrics: Path) -> dict:
     return dict(first=out["first"]["wall"], run=out["best_rerun"]["wall"])
 
 
-def max_rel_difference(a: Path, b: Path) -> float:
-    """Largest |x - y| / |y| over the metrics' values above 1e-6 in size (0: identical)."""
-    x, y = np.load(a), np.load(b)
-    worst = 0.0
-    for k in y.files:
-        u, v = np.ravel(np.asarray(x[k], float)), np.ravel(np.asarray(y[k], float))
-        big = np.isfinite(v) & (np.abs(v) > 1e-6)
-        if big.any():
-            worst = max(worst, float(np.max(np.abs(u[big] - v[big]) / np.abs(v[big]))))
-    return worst
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", default="study16,study64,study256,free256,default,medusa_search")
@@ -95,7 +87,8 @@ def main() -> None:
             rs = rows[(case, level)]
             diff = "-"
             if CASES[case][0] == "chunk_timer.py" and level != levels[0]:
-                diff = f"{max_rel_difference(tmp / f'{case}_{level}.npz', tmp / f'{case}_{levels[0]}.npz'):.1e}"
+                base, other = (dict(np.load(tmp / f"{case}_{x}.npz")) for x in (levels[0], level))
+                diff = compare(base, other)
             first = " / ".join(f"{x['first']:.1f}" for x in rs)
             run = " / ".join(f"{x['run']:.2f}" for x in rs)
             print(f"| {case} | {level} | {first} | {run} | {diff} |")

@@ -75,6 +75,15 @@ def _counts(folder: Path) -> dict:
     return json.loads(meta[b"jaxmedusa.counts"])
 
 
+def _assert_momentum_as_in_the_c_runs(speed_sums, c_runs):
+    """Momentum along the road: equal masses (1573 kg) and tire forces that barely act in
+    0.1 s keep v1 + v2 at the 42 m/s they start with. Each sum within 5 sd of the C runs'
+    (42.00001 +- 0.00002 m/s)."""
+    s_c = (c_runs["v1_speed"] + c_runs["v2_speed"]).to_numpy()
+    s_j = np.atleast_1d(speed_sums)
+    assert np.all(np.abs(s_j - s_c.mean()) < 5 * s_c.std(ddof=1)), (s_j, s_c.mean(), s_c.std())
+
+
 def test_the_default_run_goes_through_contact_with_medusas_search(cli_run):
     folder, output = cli_run
     assert "contact law medusa on shape medusa_search" in " ".join(output.split())
@@ -108,9 +117,7 @@ def test_the_default_run_goes_through_contact_with_medusas_search(cli_run):
     assert c_runs["energy_end"].min() <= energy <= c_runs["energy_end"].max(), energy
     for v, col in zip(speed, ("v1_speed", "v2_speed")):
         assert c_runs[col].min() <= v <= c_runs[col].max(), (col, v)
-    # the sum within 5 sd of the C runs' (42.00001 +- 0.00002 m/s), the bound of the draws' test
-    s_c = (c_runs["v1_speed"] + c_runs["v2_speed"]).to_numpy()
-    assert abs(speed.sum() - s_c.mean()) < 5 * s_c.std(ddof=1), (speed.sum(), s_c.mean())
+    _assert_momentum_as_in_the_c_runs(speed.sum(), c_runs)
 
 
 def test_before_contact_the_trajectory_is_the_c_programs(cli_run, c_run):
@@ -206,9 +213,4 @@ def test_a_few_draws_through_contact_lie_in_the_c_programs_spread(draws):
         # and every draw lies within the C's own range widened by one of its sd (a single run
         # far outside every C run is an outcome the original program does not give)
         assert np.all((x >= y.min() - y.std()) & (x <= y.max() + y.std())), (ours, x, y.min(), y.max())
-    # momentum along the road: equal masses (1573 kg) and tire forces that barely act in
-    # 0.1 s keep v1 + v2 at the 42 m/s they start with, in each C run and in each draw
-    s_c = (c["v1_speed"] + c["v2_speed"]).to_numpy()
-    s_j = (draws["v1_speed"] + draws["v2_speed"]).to_numpy()
-    # (C: 42.00001 +- 0.00002 m/s); 5 sd of the C runs
-    assert np.all(np.abs(s_j - s_c.mean()) < 5 * s_c.std(ddof=1)), (s_j, s_c.mean(), s_c.std())
+    _assert_momentum_as_in_the_c_runs((draws["v1_speed"] + draws["v2_speed"]).to_numpy(), c)
