@@ -32,7 +32,7 @@ from jaxmedusa import study as S  # noqa: E402
 from jaxmedusa.study.runner import device_sharding, run_batch  # noqa: E402
 
 
-def measure(study: S.Study, b: int, repeats: int) -> dict:
+def measure(study: S.Study, b: int, repeats: int, metrics_path: str | None = None) -> dict:
     n_dev = jax.local_device_count()
     sharding, n_dev = device_sharding()
     ids, cols = S.design(study)
@@ -59,10 +59,12 @@ def measure(study: S.Study, b: int, repeats: int) -> dict:
                                        study.n_vehicles, study.outputs.metrics)
         t4 = time.perf_counter()
         return dict(scenarios=t1 - t0, build=t2 - t1, run=t3 - t2, table=t4 - t3, rows=table.num_rows,
-                    steps=int(np.sum(metrics["steps"])), status=np.asarray(metrics["status"]))
+                    steps=int(np.sum(metrics["steps"])), status=np.asarray(metrics["status"]), metrics=metrics)
 
     first = chunk(0)
     timed = [chunk(k) for k in range(1, repeats + 1)]
+    if metrics_path:  # the last timed chunk's outcome metrics, to compare programs (benchmarks/gpu_graphs.py)
+        np.savez(metrics_path, **{k: np.asarray(v) for k, v in timed[-1]["metrics"].items()})
     tot = {k: sum(t[k] for t in timed) for k in ("scenarios", "build", "run", "table")}
     wall = sum(tot.values())
     steps = sum(t["steps"] for t in timed)
@@ -85,6 +87,8 @@ def main(argv=None):
     ap.add_argument("--no-contact", action="store_true", help="simulation.contact = false")
     ap.add_argument("--n", type=int, default=None, help="override the study's sample count (large batches need more)")
     ap.add_argument("--json", default=None, help="write the raw numbers here")
+    ap.add_argument("--metrics", default=None,
+                    help="save the last timed chunk's outcome metrics here (.npz; {batch} is replaced by B)")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore", message=".*runs backwards.*")
 
@@ -100,7 +104,7 @@ def main(argv=None):
         study.sampler = dataclasses.replace(study.sampler, n=args.n)
     rows = []
     for b in args.batch:
-        r = measure(study, b, args.repeats)
+        r = measure(study, b, args.repeats, args.metrics.replace("{batch}", str(b)) if args.metrics else None)
         rows.append(r)
         print(json.dumps(r), flush=True)
     dev = jax.devices()[0]

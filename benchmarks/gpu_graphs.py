@@ -1,0 +1,126 @@
+"""The offset study on a GPU with XLA's command buffers (CUDA graphs) around the time loop.
+
+    python benchmarks/gpu_graphs.py --out results_dir            # on a machine with a GPU
+
+Why: on a GPU each iteration of the time loop launches its kernels one by one, and each
+data-dependent condition (the loop's own test, the contact stage's `lax.cond`s and search
+loops) makes the host wait for a flag copied back from the device. XLA can instead record a
+while loop and its conditions as one CUDA graph with conditional nodes
+(`--xla_gpu_enable_command_buffer=+WHILE,+CONDITIONAL`), evaluated on the device. This
+script runs `benchmarks/study_throughput.py` (the crush-law offset study, 3 s at 4e-4 s,
+float64) in fresh processes under several XLA option sets, each with a time limit, and
+compares the outcome metrics of each variant with the default program's on the same
+samples. Writes results.json (one row per run) and prints a Markdown table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+GRAPHS = "--xla_gpu_enable_command_buffer=+WHILE,+CONDITIONAL --xla_gpu_graph_min_graph_size=1"
+LEVEL3 = "--xla_backend_optimization_level=3"  # XLA's own default; jaxmedusa sets 1 (core/xla_flags.py)
+
+# Runs the contact stage dense (every pair, iterations written out) above DENSE_MAX_PAIRS too
+DENSE = ("import sys, runpy; import jaxmedusa.core.control_flow as c; c.DENSE_MAX_PAIRS = 1 << 30; "
+         "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+C10240 = ["--batch", "10240", "--n", "20480"]
+C1024 = ["--batch", "1024", "--n", "2048"]
+FREE = ["--batch", "64", "10240", "--n", "20480", "--no-contact"]
+
+# (name, XLA_FLAGS, extra environment, study_throughput arguments, the run it is compared with,
+#  dense above DENSE_MAX_PAIRS). B = 10240 is 10,240 pairs: compacted unless dense; B = 1024 is
+# dense on a GPU (core/control_flow.py), compacted with JAXMEDUSA_BRANCHLESS=0.
+RUNS = [
+    ("contact 10240", "", {}, C10240, None, False),
+    ("contact 10240 graphs", GRAPHS, {}, C10240, "contact 10240", False),
+    ("contact 1024", "", {}, C1024, None, False),
+    ("contact 1024 graphs", GRAPHS, {}, C1024, "contact 1024", False),
+    ("free 64/10240", "", {}, FREE, None, False),
+    ("free 64/10240 graphs", GRAPHS, {}, FREE, "free 64/10240", False),
+    ("contact 10240 level 3", LEVEL3, {}, C10240, "contact 10240", False),
+    ("contact 10240 graphs again", GRAPHS, {}, C10240, "contact 10240", False),
+    ("contact 1024 graphs compacted", GRAPHS, {"JAXMEDUSA_BRANCHLESS": "0"}, C1024, "contact 1024", False),
+    ("contact 10240 graphs dense", GRAPHS, {}, C10240, "contact 10240 graphs again", True),
+    ("contact 10240 graphs third", GRAPHS, {}, C10240, "contact 10240 graphs again", False),
+]
+
+
+def max_differences(a: Path, b: Path) -> dict:
+    """Largest absolute difference per float metric, and whether all integer metrics agree."""
+    out, ints_equal = {}, True
+    with np.load(a) as x, np.load(b) as y:
+        for k in x.files:
+            u, v = x[k], y[k]
+            if np.issubdtype(u.dtype, np.floating):
+                out[k] = float(np.nanmax(np.abs(u - v))) if u.size else 0.0
+            else:
+                ints_equal &= bool(np.array_equal(u, v))
+    return dict(max_abs=max(out.values(), default=0.0), worst=max(out, key=out.get, default=None),
+                integers_equal=ints_equal)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, help="folder for results.json")
+    ap.add_argument("--end-time", default="3.0")
+    ap.add_argument("--timeout", type=float, default=100.0, help="[s] per run")
+    ap.add_argument("--only", nargs="*", default=None, help="run names to run (default: all)")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="gpu_graphs_"))
+    rows = []
+    for i, (name, flags, env_extra, extra, base, dense) in enumerate(RUNS):
+        if args.only is not None and name not in args.only:
+            continue
+        env = dict(os.environ, XLA_FLAGS=flags, PYTHONUNBUFFERED="1", PYTHONPATH=str(ROOT), **env_extra)
+        jpath, mpath = work / f"{i}.json", work / f"{i}_{{batch}}.npz"
+        cmd = [sys.executable, *(["-c", DENSE] if dense else []), str(ROOT / "benchmarks" / "study_throughput.py"),
+               "--end-time", args.end_time, *extra, "--json", str(jpath), "--metrics", str(mpath)]
+        t0 = time.perf_counter()
+        try:
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
+            rc, tail = p.returncode, (p.stdout + p.stderr)[-1500:]
+        except subprocess.TimeoutExpired:
+            rc, tail = "timeout", ""
+        wall = time.perf_counter() - t0
+        found = json.loads(jpath.read_text()) if jpath.exists() else []
+        for r in found:
+            r.update(name=name, xla_flags=flags, env=env_extra, process_s=wall)
+            if base is not None:
+                j = [k for k, x in enumerate(RUNS) if x[0] == base][0]
+                pa, pb = work / f"{j}_{r['batch']}.npz", work / f"{i}_{r['batch']}.npz"
+                if pa.exists() and pb.exists():
+                    r["against"] = dict(run=base, **max_differences(pa, pb))
+            rows.append(r)
+        if not found:
+            rows.append(dict(name=name, xla_flags=flags, env=env_extra, rc=rc, tail=tail, process_s=wall))
+        print(f"{name}: rc {rc}, {wall:.0f} s", flush=True)
+        if rc != 0:
+            print(tail, flush=True)
+        (out / "results.json").write_text(json.dumps(rows, indent=1))
+
+    print("\n| run | B | first call [s] | run [s] | wall [s] | scenarios/s | vehicle-steps/s | against | max |diff| |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "batch" not in r:
+            print(f"| {r['name']} | - | failed: rc {r['rc']} | | | | | | |")
+            continue
+        a = r.get("against", {})
+        print(f"| {r['name']} | {r['batch']} | {r['first_call_s']:.1f} | {r['run_s']:.2f} | {r['wall_s']:.2f} | "
+              f"{r['scenarios_per_s']:.0f} | {r['vehicle_steps_per_s']:.3g} | {a.get('run', '')} | "
+              f"{a.get('max_abs', float('nan')):.2e} ({a.get('worst', '')}, "
+              f"ints equal {a.get('integers_equal', '')}) |")
+
+
+if __name__ == "__main__":
+    main()
