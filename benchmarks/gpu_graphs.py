@@ -1,6 +1,7 @@
 """The offset study on a GPU with XLA's command buffers (CUDA graphs) around the time loop.
 
     python benchmarks/gpu_graphs.py --out results_dir            # on a machine with a GPU
+    python benchmarks/gpu_graphs.py --out DIR --only "contact 10240" "contact 10240 graphs" --again 2
 
 Why: on a GPU each iteration of the time loop launches its kernels one by one, and each
 data-dependent condition (the loop's own test, the contact stage's `lax.cond`s and search
@@ -64,7 +65,8 @@ def max_differences(a: Path, b: Path) -> dict:
                 out[k] = float(np.nanmax(np.abs(u - v))) if u.size else 0.0
             else:
                 ints_equal &= bool(np.array_equal(u, v))
-    return dict(max_abs=max(out.values(), default=0.0), worst=max(out, key=out.get, default=None),
+    worst = max(out, key=out.get, default=None)
+    return dict(max_abs=out.get(worst, 0.0), worst=worst if out.get(worst, 0.0) > 0.0 else "",
                 integers_equal=ints_equal)
 
 
@@ -74,13 +76,20 @@ def main(argv=None):
     ap.add_argument("--end-time", default="3.0")
     ap.add_argument("--timeout", type=float, default=100.0, help="[s] per run")
     ap.add_argument("--only", nargs="*", default=None, help="run names to run (default: all)")
+    ap.add_argument("--again", type=int, default=0,
+                    help="then N more runs each of the default and the graphs program at B = 10240, alternating, "
+                         "each compared with the first run of its program (is it reproducible?)")
     args = ap.parse_args(argv)
+    runs = list(RUNS)
+    for k in range(args.again):
+        runs += [(f"contact 10240 #{k + 2}", "", {}, C10240, "contact 10240", False),
+                 (f"contact 10240 graphs #{k + 2}", GRAPHS, {}, C10240, "contact 10240 graphs", False)]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="gpu_graphs_"))
     rows = []
-    for i, (name, flags, env_extra, extra, base, dense) in enumerate(RUNS):
-        if args.only is not None and name not in args.only:
+    for i, (name, flags, env_extra, extra, base, dense) in enumerate(runs):
+        if args.only is not None and name not in args.only and "#" not in name:
             continue
         env = dict(os.environ, XLA_FLAGS=flags, PYTHONUNBUFFERED="1", PYTHONPATH=str(ROOT), **env_extra)
         jpath, mpath = work / f"{i}.json", work / f"{i}_{{batch}}.npz"
@@ -97,7 +106,7 @@ def main(argv=None):
         for r in found:
             r.update(name=name, xla_flags=flags, env=env_extra, process_s=wall)
             if base is not None:
-                j = [k for k, x in enumerate(RUNS) if x[0] == base][0]
+                j = [k for k, x in enumerate(runs) if x[0] == base][0]
                 pa, pb = work / f"{j}_{r['batch']}.npz", work / f"{i}_{r['batch']}.npz"
                 if pa.exists() and pb.exists():
                     r["against"] = dict(run=base, **max_differences(pa, pb))
