@@ -2,6 +2,7 @@
 
     python benchmarks/gpu_graphs.py --out results_dir            # on a machine with a GPU
     python benchmarks/gpu_graphs.py --out DIR --only "contact 10240" "contact 10240 graphs" --again 2
+    python benchmarks/gpu_graphs.py --out DIR --census     # kernels per loop iteration
 
 Why: on a GPU each iteration of the time loop launches its kernels one by one, and each
 data-dependent condition (the loop's own test, the contact stage's `lax.cond`s and search
@@ -23,6 +24,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import re
 
 import numpy as np
 
@@ -70,6 +73,57 @@ def max_differences(a: Path, b: Path) -> dict:
                 integers_equal=ints_equal)
 
 
+LAUNCHES = ("kCustomKernel", "kKernel", "kCopy", "kGemm", "kCublasLtMatmul")  # thunks that launch GPU work
+
+
+def census(thunks: str) -> list[dict]:
+    """Per while loop of an XLA:GPU thunk sequence (the dump's `*thunk_sequence_after_thunk_passes.txt`),
+    the launches in its condition and in one iteration of its body (nested loops counted
+    apart; a condition's branches counted in), the gemm fusions among them, and its
+    conditions: [{id, depth, condition, body, gemm, conditionals}], outermost first."""
+    stack, rows = [], []
+    for line in thunks.splitlines():
+        marker = line.strip()
+        if marker in ("condition:", "body:"):
+            if stack:
+                stack[-1]["section"] = marker[:-1]
+            continue
+        m = re.match(r"^(\s*)(\d+): (k\w+)(.*)$", line)
+        if not m:
+            continue
+        indent, kind = len(m.group(1)), m.group(3)
+        while stack and stack[-1]["indent"] >= indent:
+            rows.append(stack.pop())
+        if stack and kind in LAUNCHES:
+            stack[-1][stack[-1]["section"]] += 1
+            stack[-1]["gemm"] += stack[-1]["section"] == "body" and "gemm" in m.group(4)
+        if stack and kind == "kConditional":
+            stack[-1]["conditionals"] += 1
+        if kind == "kWhile":
+            stack.append(dict(id=m.group(2), depth=len(stack), indent=indent, section="condition", condition=0,
+                              body=0, gemm=0, conditionals=0))
+    rows += stack
+    return [{k: v for k, v in r.items() if k not in ("indent", "section")}
+            for r in sorted(rows, key=lambda r: (r["depth"], r["id"]))]
+
+
+def run_census(out: Path, timeout: float):
+    """The programs of three runs (contact B = 1024 dense, B = 10240 compacted, free B = 1024,
+    command buffers on) dumped by XLA for a 0.02-s run; prints each loop's census."""
+    found = {}
+    free1024 = ["--batch", "1024", "--n", "2048", "--no-contact"]
+    for name, extra in (("contact 1024", C1024), ("contact 10240", C10240), ("free 1024", free1024)):
+        dump = Path(tempfile.mkdtemp(prefix="gpu_census_"))
+        env = dict(os.environ, XLA_FLAGS=f"{GRAPHS} --xla_dump_to={dump} --xla_dump_hlo_as_text",
+                   PYTHONPATH=str(ROOT))
+        cmd = [sys.executable, str(ROOT / "benchmarks" / "study_throughput.py"), "--end-time", "0.02", *extra]
+        subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        files = sorted(dump.glob("*jit_run_batch*thunk_sequence_after_thunk_passes.txt"))
+        found[name] = census(files[-1].read_text()) if files else "no thunk sequence dumped"
+        print(name, json.dumps(found[name], indent=None), flush=True)
+    (out / "census.json").write_text(json.dumps(found, indent=1))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="folder for results.json")
@@ -79,7 +133,13 @@ def main(argv=None):
     ap.add_argument("--again", type=int, default=0,
                     help="then N more runs each of the default and the graphs program at B = 10240, alternating, "
                          "each compared with the first run of its program (is it reproducible?)")
+    ap.add_argument("--census", action="store_true",
+                    help="only count the kernels per loop iteration of three programs (XLA's dumps; census.json)")
     args = ap.parse_args(argv)
+    if args.census:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        return run_census(out, args.timeout)
     runs = list(RUNS)
     for k in range(args.again):
         runs += [(f"contact 10240 #{k + 2}", "", {}, C10240, "contact 10240", False),
