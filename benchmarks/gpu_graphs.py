@@ -12,20 +12,21 @@ while loop and its conditions as one CUDA graph with conditional nodes
 script runs `benchmarks/study_throughput.py` (the crush-law offset study, 3 s at 4e-4 s,
 float64) in fresh processes under several XLA option sets, each with a time limit, and
 compares the outcome metrics of each variant with the default program's on the same
-samples. Writes results.json (one row per run) and prints a Markdown table.
+samples. Writes results.json (one row per run) and prints a Markdown table. --census
+instead dumps three programs (XLA's --xla_dump_to) and counts the kernels each loop launches
+per iteration (census.json).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-import re
 
 import numpy as np
 
