@@ -31,6 +31,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from llvm_unroll import compare  # noqa: E402  (the metrics' differences, over values above 1e-6)
+
 GRAPHS = "--xla_gpu_enable_command_buffer=+WHILE,+CONDITIONAL --xla_gpu_graph_min_graph_size=1"
 LEVEL3 = "--xla_backend_optimization_level=3"  # XLA's own default; jaxmedusa sets 1 (core/xla_flags.py)
 
@@ -59,19 +62,10 @@ RUNS = [
 ]
 
 
-def max_differences(a: Path, b: Path) -> dict:
-    """Largest absolute difference per float metric, and whether all integer metrics agree."""
-    out, ints_equal = {}, True
+def outcome_difference(a: Path, b: Path) -> str:
+    """llvm_unroll.compare of the metrics saved in two .npz files."""
     with np.load(a) as x, np.load(b) as y:
-        for k in x.files:
-            u, v = x[k], y[k]
-            if np.issubdtype(u.dtype, np.floating):
-                out[k] = float(np.nanmax(np.abs(u - v))) if u.size else 0.0
-            else:
-                ints_equal &= bool(np.array_equal(u, v))
-    worst = max(out, key=out.get, default=None)
-    return dict(max_abs=out.get(worst, 0.0), worst=worst if out.get(worst, 0.0) > 0.0 else "",
-                integers_equal=ints_equal)
+        return compare(dict(x), dict(y))
 
 
 LAUNCHES = ("kCustomKernel", "kKernel", "kCopy", "kGemm", "kCublasLtMatmul")  # thunks that launch GPU work
@@ -170,7 +164,7 @@ def main(argv=None):
                 j = [k for k, x in enumerate(runs) if x[0] == base][0]
                 pa, pb = work / f"{j}_{r['batch']}.npz", work / f"{i}_{r['batch']}.npz"
                 if pa.exists() and pb.exists():
-                    r["against"] = dict(run=base, **max_differences(pa, pb))
+                    r["against"] = dict(run=base, outcomes=outcome_difference(pa, pb))
             rows.append(r)
         if not found:
             rows.append(dict(name=name, xla_flags=flags, env=env_extra, rc=rc, tail=tail, process_s=wall))
@@ -179,17 +173,16 @@ def main(argv=None):
             print(tail, flush=True)
         (out / "results.json").write_text(json.dumps(rows, indent=1))
 
-    print("\n| run | B | first call [s] | run [s] | wall [s] | scenarios/s | vehicle-steps/s | against | max |diff| |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n| run | B | first call [s] | run [s] | wall [s] | scenarios/s | vehicle-steps/s | outcomes against |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "batch" not in r:
-            print(f"| {r['name']} | - | failed: rc {r['rc']} | | | | | | |")
+            print(f"| {r['name']} | - | failed: rc {r['rc']} | | | | | |")
             continue
-        a = r.get("against", {})
+        a = r.get("against")
         print(f"| {r['name']} | {r['batch']} | {r['first_call_s']:.1f} | {r['run_s']:.2f} | {r['wall_s']:.2f} | "
-              f"{r['scenarios_per_s']:.0f} | {r['vehicle_steps_per_s']:.3g} | {a.get('run', '')} | "
-              f"{a.get('max_abs', float('nan')):.2e} ({a.get('worst', '')}, "
-              f"ints equal {a.get('integers_equal', '')}) |")
+              f"{r['scenarios_per_s']:.0f} | {r['vehicle_steps_per_s']:.3g} | "
+              f"{a['run'] + ': ' + a['outcomes'] if a else ''} |")
 
 
 if __name__ == "__main__":
