@@ -9,12 +9,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import jax
 import numpy as np
 import pytest
 
 from jaxmedusa.contact.articulation import JACKKNIFE_DEG
-from jaxmedusa.analysis.outcomes import Outcomes
+from jaxmedusa.analysis.outcomes import Outcomes, outcome_arrays
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import Settings
 from jaxmedusa.io.scenario_toml import load_scenario
@@ -34,7 +33,7 @@ def max_articulation(end_time):
     tracker = Outcomes(damage=False, rest=False)  # reads the articulation metrics only
     res = simulate(batch, state, settings, tracker=tracker, record=False)
     assert np.all(np.asarray(res.final.clock.status) == 0)
-    out = jax.vmap(tracker.summarize)(res.metrics, batch, res.final)
+    out = outcome_arrays(batch, res.final, res.metrics, tracker)
     return np.asarray(out["max_articulation"])[:, 1], np.asarray(out["jackknife"])[:, 1]
 
 

@@ -30,10 +30,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import jax
 import numpy as np
 
-from jaxmedusa.analysis.outcomes import Outcomes
+from jaxmedusa.analysis.outcomes import Outcomes, outcome_arrays
 from jaxmedusa.build import build_batch
 from jaxmedusa.contact.articulation import JACKKNIFE_DEG
 from jaxmedusa.core.params import Settings
@@ -72,7 +71,7 @@ def split_mu_runs(end_time: float):
     tracker = Outcomes(damage=False, rest=False)  # reads the articulation and handling metrics only
     res = simulate(batch, state, settings, tracker=tracker, record=False)
     assert np.all(np.asarray(res.final.clock.status) == 0)
-    out = jax.vmap(tracker.summarize)(res.metrics, batch, res.final)
+    out = outcome_arrays(batch, res.final, res.metrics, tracker)
     return (np.asarray(out["max_articulation"])[:, 1], np.asarray(out["jackknife"])[:, 1],
             np.asarray(out["max_heading_change"])[:, 0])
 

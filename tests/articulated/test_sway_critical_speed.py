@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxmedusa.contact.articulation import articulation
-from jaxmedusa.analysis.outcomes import Outcomes
+from jaxmedusa.analysis.outcomes import Outcomes, outcome_arrays
 from jaxmedusa.analysis.sway import CarTrailer, critical_speed, decay_rate, sway_eigenvalue
 from jaxmedusa.build import build_batch
 from jaxmedusa.core.params import GRAVITY, Settings
@@ -24,6 +24,13 @@ from combination import HITCH_BEHIND_AXLE, KINGPIN_X, car_model, combination, tr
 B2, IZ2 = 0.1, 4000.0  # a light nose (2.4 % of the trailer's weight) and a long caravan's yaw inertia
 
 
+@jax.jit
+def _wheel_cornering_stiffness(tire, load):
+    """dFy/dalpha [N/rad] of one wheel at zero slip under `load` [N] (one program, not op by op)."""
+    fy = lambda a: tire_forces(tire, jnp.full(4, load), jnp.full(4, a), jnp.zeros(4))[1][0]  # noqa: E731
+    return jax.grad(fy)(jnp.asarray(0.0, jnp.result_type(float)))
+
+
 def linear_model(car, trailer) -> CarTrailer:
     g = GRAVITY
     e, k, b2 = car.l2 + HITCH_BEHIND_AXLE, KINGPIN_X, trailer.l2
@@ -34,8 +41,7 @@ def linear_model(car, trailer) -> CarTrailer:
     vp = vehicle_params(car)
 
     def stiffness(load):  # both wheels of an axle at this axle load [N/rad]
-        fy = lambda a: tire_forces(vp.tire, jnp.full(4, 0.5 * load), jnp.full(4, a), jnp.zeros(4))[1][0]  # noqa
-        return 2.0 * float(jax.grad(fy)(0.0))
+        return 2.0 * float(_wheel_cornering_stiffness(vp.tire, 0.5 * load))
 
     return CarTrailer(m1=car.mass, I1=car.iz, a1=car.l1, b1=car.l2, e=e, m2=trailer.mass, I2=trailer.iz, k=k, b2=b2,
                       c1=stiffness(front), c2=stiffness(rear), c3=stiffness(axle))
@@ -61,7 +67,7 @@ def sway_rates(factors, end_time, record=True):
     tracker = Outcomes(damage=False, rest=False)
     res = simulate(batch, state, settings, tracker=tracker, record=record)
     assert np.all(np.asarray(res.final.clock.status) == 0)
-    metric = np.asarray(jax.vmap(tracker.summarize)(res.metrics, batch, res.final)["sway_decay"])[:, 1]
+    metric = np.asarray(outcome_arrays(batch, res.final, res.metrics, tracker)["sway_decay"])[:, 1]
     if not record:
         return v_crit, np.array(speeds), None, metric
     art = jax.vmap(jax.vmap(articulation, in_axes=(None, 0)))(batch.joints, res.samples.F)  # [B, S, V]
