@@ -8,9 +8,10 @@ Profile (the default): the case's program is compiled in a child process under L
 record -g` (perf must be installed and allowed to sample: kernel.perf_event_paranoid <= 2),
 and `perf report --children` gives, for each phase of the compile, the share of the process's
 samples spent in it or below it. The rows are shares of the compile, i.e. of XLA's
-`PjRtCpuClient::CompileInternal` (HLO passes, emission) plus the JIT's `IrCompiler` (LLVM's
-optimisation and code generation, which runs on a task thread of its own); rows nest (the loop
-passes are part of LLVM's IR passes, `ScalarEvolution::forgetLoop` runs inside the loop passes).
+`PjRtCpuClient::CompileInternal` (HLO passes, emission), its fusion emitters (the kernels outside
+the loop compiled whole, on a thread pool) and the JIT's `IrCompiler` (LLVM's optimisation and
+code generation of the rest, on a task thread of its own): three disjoint roots. Rows nest (the
+loop passes are part of LLVM's IR passes, `ScalarEvolution::forgetLoop` runs inside the loop passes).
 
 Options (`--option`, repeatable): each is one more LLVM option, added to jaxmedusa's own
 `xla_backend_extra_options` (core/xla_flags.py), against jaxmedusa's settings alone; every
@@ -50,7 +51,8 @@ from llvm_unroll import CHILD, compare, flags  # noqa: E402  (the crush case's c
 PHASES = [
     ("XLA: HLO passes, emission, linking", "xla::PjRtCpuClient::CompileInternal", 0),
     ("  of which HLO passes", "xla::cpu::CpuCompiler::RunHloPasses", 1),
-    ("  of which fusion emitters (kernels outside the whole loop)", "xla::cpu::ParallelFusionEmitter::CompileFusion", 1),
+    ("XLA: fusion emitters (kernels outside the whole loop, on a thread pool)",
+     "xla::cpu::ParallelFusionEmitter::CompileFusion", 0),
     ("LLVM: the JIT's module compile", "xla::cpu::IrCompiler::operator()", 0),
     ("  IR optimisation passes", "xla::cpu::IrCompiler::RunIrPasses", 1),
     ("    inlining (always-inline)", "llvm::AlwaysInlinerPass::run", 2),
@@ -66,7 +68,8 @@ PHASES = [
     ("    SLPVectorizer", "llvm::SLPVectorizerPass::run", 2),
     ("  machine code (instruction selection, registers)", "xla::cpu::IrCompiler::EmitMachineCode", 1),
 ]
-ROOTS = ("xla::PjRtCpuClient::CompileInternal", "xla::cpu::IrCompiler::operator()")
+ROOTS = ("xla::PjRtCpuClient::CompileInternal", "xla::cpu::ParallelFusionEmitter::CompileFusion",
+         "xla::cpu::IrCompiler::operator()")  # on separate threads: disjoint
 
 
 def child_command(case: str, batch: int, end_time: float, metrics: Path) -> list[str]:
