@@ -198,7 +198,7 @@ x = 4.2
 speed = 18.0
 [simulation]
 end_time = 0.1                    # contact from 0.05 s to about 0.07 s
-contact_geometry = "superellipsoid"  # compiles in seconds (medusa_search, the MEDUSA law's default, ~85 s)
+contact_geometry = "superellipsoid"  # compiles in seconds (medusa_search, the MEDUSA law's default, ~40 s)
 [sampler]
 kind = "grid"
 [parameters]

@@ -33,7 +33,7 @@ def rear_end(model, other=None, gap=0.05, offset=0.4):
 
 
 def run(scenario, **kw):
-    # the analytic superellipsoid shape: compiles in seconds (medusa_search, the MEDUSA law's default, ~85 s)
+    # the analytic superellipsoid shape: compiles in seconds (medusa_search, the MEDUSA law's default, ~40 s)
     settings = Settings(**{"contact_geometry": "superellipsoid", **kw})
     batch, state = build_batch([scenario], dt=settings.dt)
     return simulate(batch, state, settings, tracker=ContactEventTracker()), settings

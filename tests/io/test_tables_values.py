@@ -54,7 +54,7 @@ speed = 20.0
 [simulation]
 end_time = 0.05
 save_every = 0.005
-contact_geometry = "superellipsoid"  # compiles in seconds (medusa_search, the MEDUSA law's default, ~85 s)
+contact_geometry = "superellipsoid"  # compiles in seconds (medusa_search, the MEDUSA law's default, ~40 s)
 [road]
 flat = true
 """

@@ -20,5 +20,5 @@ def small_run(tmp_path_factory):
     toml.write_text(f'name = "close"\n[medusa]\nfolder = "{EXAMPLES / "offset"}"\n[road]\nflat = true\n'
                     '[overrides.vehicles.2]\nx = 4.1\n')
     out = run_scenario(toml, end_time=END_TIME, save_every=0.01, out_root=root / "results",
-                       contact_geometry="superellipsoid")  # compiles in seconds (medusa_search ~85 s)
+                       contact_geometry="superellipsoid")  # compiles in seconds (medusa_search ~40 s)
     return out.out_dir

@@ -55,7 +55,7 @@ def test_plot_command_on_a_run(small_run, tmp_path):
 
 
 def test_run_asc_matches_the_trajectory_table(tmp_path):
-    # the analytic shape compiles in seconds (medusa_search, the MEDUSA law's default, ~85 s)
+    # the analytic shape compiles in seconds (medusa_search, the MEDUSA law's default, ~40 s)
     result = CliRunner().invoke(app, ["run", str(EXAMPLES / "offset"), "-t", "0.05", "-s", "0.01", "--out",
                                       str(tmp_path), "--asc", "--contact-geometry", "superellipsoid"])
     assert result.exit_code == 0, result.output

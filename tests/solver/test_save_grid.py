@@ -26,7 +26,7 @@ def _saved(res, b=0):
 
 
 def _run(scenario, **kw):
-    # the analytic superellipsoid shape: compiles in seconds (medusa_search, the MEDUSA law's default, ~85 s)
+    # the analytic superellipsoid shape: compiles in seconds (medusa_search, the MEDUSA law's default, ~40 s)
     settings = Settings(**{"contact_geometry": "superellipsoid", **kw})
     batch, state = build_batch([scenario], dt=settings.dt)
     return simulate(batch, state, settings), settings

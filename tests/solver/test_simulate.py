@@ -22,7 +22,7 @@ def saved(res, field, b=0):
 
 
 def run(scenarios, **kw):
-    # the analytic superellipsoid shape: compiles in seconds (medusa_search, the MEDUSA law's default, ~85 s)
+    # the analytic superellipsoid shape: compiles in seconds (medusa_search, the MEDUSA law's default, ~40 s)
     settings = Settings(**{"contact_geometry": "superellipsoid", **kw})
     batch, state = build_batch(scenarios if isinstance(scenarios, list) else [scenarios], dt=settings.dt)
     return simulate(batch, state, settings)
