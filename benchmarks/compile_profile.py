@@ -47,29 +47,28 @@ sys.path.insert(0, str(HERE))
 from jaxmedusa.core.xla_flags import FULL_UNROLL_MAX  # noqa: E402
 from llvm_unroll import CHILD, compare, flags  # noqa: E402  (the crush case's child, its metrics)
 
-# (row label, symbol as perf prints it, indent): the compile's two roots first, then phases
+# (row label, symbol as perf prints it, nesting level); level 0: the compile's three roots
 PHASES = [
     ("XLA: HLO passes, emission, linking", "xla::PjRtCpuClient::CompileInternal", 0),
-    ("  of which HLO passes", "xla::cpu::CpuCompiler::RunHloPasses", 1),
+    ("of which HLO passes", "xla::cpu::CpuCompiler::RunHloPasses", 1),
     ("XLA: fusion emitters (kernels outside the whole loop, on a thread pool)",
      "xla::cpu::ParallelFusionEmitter::CompileFusion", 0),
-    ("LLVM: the JIT's module compile", "xla::cpu::IrCompiler::operator()", 0),
-    ("  IR optimisation passes", "xla::cpu::IrCompiler::RunIrPasses", 1),
-    ("    inlining (always-inline)", "llvm::AlwaysInlinerPass::run", 2),
-    ("    loop passes", "llvm::FunctionToLoopPassAdaptor::run", 2),
-    ("      LoopRotate", "llvm::LoopRotatePass::run", 3),
-    ("      LICM", "llvm::LICMPass::run", 3),
-    ("      LoopFullUnroll", "llvm::LoopFullUnrollPass::run", 3),
-    ("      IndVarSimplify", "llvm::IndVarSimplifyPass::run", 3),
-    ("      (within them) ScalarEvolution::forgetLoop", "llvm::ScalarEvolution::forgetLoop", 3),
-    ("      (within them) MemorySSA renaming", "llvm::MemorySSA::renamePass", 3),
-    ("    InstCombine", "llvm::InstCombinePass::run", 2),
-    ("    LoopVectorize", "llvm::LoopVectorizePass::run", 2),
-    ("    SLPVectorizer", "llvm::SLPVectorizerPass::run", 2),
-    ("  machine code (instruction selection, registers)", "xla::cpu::IrCompiler::EmitMachineCode", 1),
+    ("LLVM: the JIT's module compile (the rest, the time loop included)", "xla::cpu::IrCompiler::operator()", 0),
+    ("IR optimisation passes", "xla::cpu::IrCompiler::RunIrPasses", 1),
+    ("inlining (always-inline)", "llvm::AlwaysInlinerPass::run", 2),
+    ("loop passes", "llvm::FunctionToLoopPassAdaptor::run", 2),
+    ("LoopRotate", "llvm::LoopRotatePass::run", 3),
+    ("LICM", "llvm::LICMPass::run", 3),
+    ("LoopFullUnroll", "llvm::LoopFullUnrollPass::run", 3),
+    ("IndVarSimplify", "llvm::IndVarSimplifyPass::run", 3),
+    ("(within them) ScalarEvolution::forgetLoop", "llvm::ScalarEvolution::forgetLoop", 3),
+    ("(within them) MemorySSA renaming", "llvm::MemorySSA::renamePass", 3),
+    ("InstCombine", "llvm::InstCombinePass::run", 2),
+    ("LoopVectorize", "llvm::LoopVectorizePass::run", 2),
+    ("SLPVectorizer", "llvm::SLPVectorizerPass::run", 2),
+    ("machine code (instruction selection, registers)", "xla::cpu::IrCompiler::EmitMachineCode", 1),
 ]
-ROOTS = ("xla::PjRtCpuClient::CompileInternal", "xla::cpu::ParallelFusionEmitter::CompileFusion",
-         "xla::cpu::IrCompiler::operator()")  # on separate threads: disjoint
+ROOTS = tuple(symbol for _, symbol, level in PHASES if level == 0)  # on separate threads: disjoint
 
 
 def child_command(case: str, batch: int, end_time: float, metrics: Path) -> list[str]:
@@ -119,7 +118,7 @@ def profile(args, tmp: Path) -> None:
     print("| phase | share of the compile |")
     print("|---|---|")
     for label, symbol, level in PHASES:  # the nesting as leading dots (Markdown drops spaces)
-        print(f"| {'. ' * level}{label.strip()} | {100.0 * shares.get(symbol, 0.0) / compile_share:.0f} % |")
+        print(f"| {'. ' * level}{label} | {100.0 * shares.get(symbol, 0.0) / compile_share:.0f} % |")
 
 
 def options(args, tmp: Path) -> None:
