@@ -45,6 +45,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 from jaxmedusa.core.xla_flags import FULL_UNROLL_MAX  # noqa: E402
+from compile_levels import CASES  # noqa: E402  (the medusa_search case's command)
 from llvm_unroll import CHILD, compare, flags  # noqa: E402  (the crush case's child, its metrics)
 
 # (row label, symbol as perf prints it, nesting level); level 0: the compile's three roots
@@ -75,8 +76,8 @@ def child_command(case: str, batch: int, end_time: float, metrics: Path) -> list
     if case == "crush":
         return [sys.executable, "-c", CHILD, str(ROOT / "studies" / "offset.toml"), str(batch), str(end_time), "1",
                 str(HERE), "1", str(metrics)]
-    return [sys.executable, str(HERE / "run_speed.py"), "--scenario", str(ROOT / "studies" / "medusa" / "offset"),
-            "--end-time", "1.1"]
+    script, *arguments = CASES["medusa_search"]
+    return [sys.executable, str(HERE / script), *arguments]
 
 
 def child_env(extra: str = "") -> dict:
