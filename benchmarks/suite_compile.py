@@ -11,9 +11,15 @@ the totals and the tests with the most time outside compiling (tracing, running,
 operations, subprocesses): where a test's time is not its programs' compile, a cheaper way to
 the same check may exist. A test in a subprocess (CLI, Ctrl-C, Ray, two-device tests) shows
 no compile of its own: its child's is not seen here.
+
+Then the programs that took at least PROGRAM_SECONDS to compile, grouped by name: a name
+compiled as several different programs (other shapes, static settings or code) in one run
+is where tests could share one program (the run's compilation cache serves a program
+compiled before, in any worker, only when it is the same).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -26,9 +32,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ROWS_DIR = "JAXMEDUSA_SUITE_COMPILE_ROWS"  # the folder where each pytest process writes its rows
+PROGRAM_SECONDS = 2.0  # [s] compiles at least this long are listed one by one
 
-_compile = {"seconds": 0.0, "count": 0}
+_compile = {"seconds": 0.0, "count": 0, "test": None}
 _rows: list[dict] = []
+_programs: list[dict] = []
+
+
+def _describe(module) -> tuple[str, str, str]:
+    """(name, a digest of the program's text, its main function's signature) of an MLIR module."""
+    text = str(module)
+    name = str(module.operation.attributes["sym_name"]).strip('"')
+    start = text.find("func.func public @main")
+    signature = text[start:text.find("{", start)] if start >= 0 else ""
+    return name, hashlib.sha1(text.encode()).hexdigest()[:10], " ".join(signature.split())[:300]
 
 
 def _install_timer() -> None:
@@ -41,8 +58,13 @@ def _install_timer() -> None:
         try:
             return original(*args, **kwargs)
         finally:
-            _compile["seconds"] += time.perf_counter() - t0
+            seconds = time.perf_counter() - t0
+            _compile["seconds"] += seconds
             _compile["count"] += 1
+            if seconds >= PROGRAM_SECONDS:
+                name, digest, signature = _describe(args[1])
+                _programs.append(dict(test=_compile["test"], name=name, seconds=seconds, digest=digest,
+                                      signature=signature))
 
     compiler.backend_compile_and_load = timed
 
@@ -56,6 +78,7 @@ def pytest_configure(config) -> None:
 def pytest_runtest_protocol(item, nextitem):
     t0 = time.perf_counter()
     s0, n0 = _compile["seconds"], _compile["count"]
+    _compile["test"] = item.nodeid.split("@")[0]
     yield
     _rows.append(dict(test=item.nodeid, wall=time.perf_counter() - t0, compile=_compile["seconds"] - s0,
                       compiles=_compile["count"] - n0))
@@ -66,6 +89,7 @@ def pytest_sessionfinish(session) -> None:
     if folder and _rows:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         Path(folder, f"{worker}.json").write_text(json.dumps(_rows))
+        Path(folder, f"{worker}.programs").write_text(json.dumps(_programs))
 
 
 def main(argv=None) -> None:
@@ -89,6 +113,20 @@ def main(argv=None) -> None:
     for r in sorted(rows, key=lambda r: r["wall"] - r["compile"], reverse=True)[:25]:
         print(f"| {r['test'].split('@')[0]} | {r['wall']:.1f} | {r['compile']:.1f} | {r['compiles']} | "
               f"{r['wall'] - r['compile']:.1f} |")
+    programs = [p for f in Path(folder).glob("*.programs") for p in json.loads(f.read_text())]
+    names: dict[str, list[dict]] = {}
+    for p in programs:
+        names.setdefault(p["name"], []).append(p)
+    print(f"\n{len(programs)} compiles of at least {PROGRAM_SECONDS:g} s, {sum(p['seconds'] for p in programs):.0f} s; "
+          "per name (the different programs, their compiles and seconds, the tests):\n")
+    print("| name | programs | compiles | compile [s] | tests |")
+    print("|---|---|---|---|---|")
+    for name, ps in sorted(names.items(), key=lambda kv: -sum(p["seconds"] for p in kv[1])):
+        tests = sorted({p["test"].split("::")[-1] for p in ps})
+        print(f"| {name} | {len({p['digest'] for p in ps})} | {len(ps)} | {sum(p['seconds'] for p in ps):.0f} | "
+              f"{'; '.join(tests)[:400]} |")
+    Path(folder, "programs.json").write_text(json.dumps(programs, indent=1))
+    print(f"\nevery such compile, with its signature: {folder}/programs.json")
 
 
 if __name__ == "__main__":
