@@ -43,7 +43,9 @@ own contact search), runs the same within the machine's spread, free driving the
 with contact the narrow phase rounds differently, which a collision amplifies as any change
 of generated code (benchmarks/RESULTS.md, "LLVM's optimisation level"). XLA applies it to
 every backend; on an NVIDIA H200 the offset study gave the same bits at levels 1 and 3
-(RESULTS.md, "GPU: command buffers").
+(RESULTS.md, "GPU: command buffers"). Level 0 compiles a contact loop 4.7x as fast but runs
+it 5.5-10x as slowly: a loss for every run longer than about a second and for every call the
+caches serve (RESULTS.md, "Compile against run").
 
 XLA reads XLA_FLAGS once, when JAX starts its backend (the first computation), so `apply`
 runs when jaxmedusa is imported; a process that computed with JAX before importing
