@@ -12,6 +12,9 @@ the same chunk (`run_batch`: the jitted loop, compile excluded), wall and CPU ti
 each process's figures and a table with the best run of each tree and their ratios, and
 whether the first round's metrics of the two trees are the same bits (or their largest
 relative difference); --json writes the raw rows. --no-contact times free driving.
+--base-tree DIR takes the earlier tree from a folder instead (`git archive REV | tar -x -C DIR`
+made beforehand: a machine with the working tree but no git history, as the GPU machine's
+copy, benchmarks/gpu/check.sh).
 Issue 27's check: the offset study (crush law, two-axle cars, no zones) within 10 % of
 261cf7c, the code before the damage, vehicle, rest and trailer layers.
 """
@@ -76,6 +79,7 @@ def compare_metrics(a: Path, b: Path) -> str:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", default="261cf7c", help="the earlier commit")
+    ap.add_argument("--base-tree", default=None, help="the earlier tree, already extracted (instead of --base)")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--end-time", type=float, default=3.0)
     ap.add_argument("--repeats", type=int, default=2, help="timed runs per process (after the compiling one)")
@@ -86,8 +90,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
     rows = {"base": [], "this": []}
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "base").mkdir()
-        base = export(args.base, Path(tmp) / "base")
+        if args.base_tree:
+            base = Path(args.base_tree).resolve()
+        else:
+            (Path(tmp) / "base").mkdir()
+            base = export(args.base, Path(tmp) / "base")
         for k in range(args.rounds):
             for name, tree in (("base", base), ("this", ROOT)):
                 r = run_tree(tree, args, Path(tmp) / f"{name}.npz" if k == 0 else None)
@@ -106,7 +113,7 @@ def main(argv=None):
           f"best of {args.rounds} alternating rounds\n")
     print("| code | first call (compile + run) [s] | run [s] | vs base | CPU [s] | vs base | vehicle-steps/s |")
     print("|---|---|---|---|---|---|---|")
-    for n, label in (("base", args.base), ("this", "this tree")):
+    for n, label in (("base", args.base_tree or args.base), ("this", "this tree")):
         print(f"| {label} | {first[n]:.1f} | {best[n]:.2f} | {best[n] / best['base']:.3f} | {cpu[n]:.2f} | "
               f"{cpu[n] / cpu['base']:.3f} | {steps[n] / best[n]:.3g} |")
     if args.json:
