@@ -2,7 +2,7 @@
 
     python benchmarks/hlo_scopes.py [--study studies/offset.toml] [--batch 16] [--no-contact]
 
-Builds the study's first B scenarios (end time 0.01 s: the program does not depend on it),
+Builds the study's first B scenarios (end time 0.01 s: the program's operations do not depend on it),
 compiles `study.runner.run_batch` in a child process with XLA dumping the optimised HLO
 (`--xla_dump_to`), times that compile (JAX's `backend_compile_and_load`), and counts the
 program's fusions and dots by the outermost named scope in their `op_name` (contact_geometry,
