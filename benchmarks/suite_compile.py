@@ -48,7 +48,10 @@ def _describe(module) -> tuple[str, str, str]:
     return name, hashlib.sha1(text.encode()).hexdigest()[:10], " ".join(signature.split())[:300]
 
 
-def _install_timer() -> None:
+def install_compile_timer(min_seconds: float = PROGRAM_SECONDS) -> list[dict]:
+    """Time every XLA compile of this process (JAX's `backend_compile_and_load`) into the
+    totals; returns the list that collects each compile of at least `min_seconds`: {test,
+    name, seconds, digest, signature} (benchmarks/hlo_scopes.py reads it too)."""
     from jax._src import compiler
 
     original = compiler.backend_compile_and_load
@@ -61,17 +64,18 @@ def _install_timer() -> None:
             seconds = time.perf_counter() - t0
             _compile["seconds"] += seconds
             _compile["count"] += 1
-            if seconds >= PROGRAM_SECONDS:
+            if seconds >= min_seconds:
                 name, digest, signature = _describe(args[1])
                 _programs.append(dict(test=_compile["test"], name=name, seconds=seconds, digest=digest,
                                       signature=signature))
 
     compiler.backend_compile_and_load = timed
+    return _programs
 
 
 def pytest_configure(config) -> None:
     if os.environ.get(ROWS_DIR):
-        _install_timer()
+        install_compile_timer()
 
 
 @pytest.hookimpl(hookwrapper=True)
