@@ -300,9 +300,11 @@ def test_warm_start_tracks_a_moving_pair():
         # positive gap; 2e-3 m is an eighth of the 16 mm gap (k = 31) that the old solver
         # returned doubled, and 2 cold iterations at k = 0 already come within ~1e-5 m.
         np.testing.assert_allclose(g.phi1, c.phi1, atol=2e-5 if bool(c.touching) else 2e-3)
-        # Symmetry: z = 0 up to rounding. Per iteration a ~1e-16 gradient moves the iterate at
-        # most 1e-16 / (MU0 * MU_DOWN) = 4e-13 along the flat direction (damping restarts at
-        # MU0 = 1e-3 every call), i.e. < 1e-10 m over 40 calls; 1e-9 m leaves a margin of 10.
+        # Symmetry: z = 0 up to rounding. Along the flat direction a gradient component g at
+        # round-off (at most 2e-18 in this run) is damped by GRAD_NOISE^2 / (g NOISE_STEP): it
+        # moves the iterate by at most g^2 NOISE_STEP / GRAD_NOISE^2 = 4e-14 per iteration, and
+        # even a component of 1e-17 by 1e-12: < 1e-10 m over 40 calls of 2 iterations; 1e-9 m
+        # leaves a margin of 10.
         np.testing.assert_allclose([g.T1[2], g.T2[2]], 0.0, atol=1e-9)
     assert bool(g.touching)
 

@@ -45,26 +45,31 @@ __all__ = ["pair_geometry", "cold_warm", "implicit_solver", "WARM_SIZE", "DEFAUL
 
 BROAD_PHASES = ("medusa", "enclosing")
 
-# Most LM iterations per problem. Warm-started every step, the offset study's searches still
-# take 6-8 (flat faces converge linearly), and a packed buffer runs as long as its slowest
-# search: in effect 8 per round. A cap of 4 made the study 18 % faster but its outcomes rough
-# in the parameters at the 1e-4 level, failing the derivative checks (benchmarks/RESULTS.md,
-# "Narrow-phase iterations").
+# Most LM iterations per problem. Warm-started every step, 97 % of the offset study's searches
+# converge in 2-5; a packed buffer runs as long as its slowest search. A cap of 4 made the study
+# 18 % faster but its outcomes rough in the parameters at the 1e-4 level, failing the derivative
+# checks (benchmarks/RESULTS.md, "Narrow-phase iterations"): searches have to converge.
 DEFAULT_ITERS = 8
 # warm start: y1 (3), y2 (3) (the previous unit-surface points), then mu1, mu2, the damping
 # each search ended at: a diagnostic, not read back (_solve_one says why) (core.state.CONTACT_WARM_SIZE)
 WARM_SIZE = 8
 
-MU0 = 1e-3  # initial LM damping [-] (unit-coordinate Hessians are O(1))
+# The damping of a step along an eigenvector of the tangent Hessian (_solve_one's docstring):
+MU0 = 1e-9  # the adaptive LM part's start, every call [-]
 MU_MIN, MU_MAX = 1e-12, 1e6
 MU_DOWN, MU_UP = 0.25, 8.0
+GRAD_DAMPING = 0.1  # plus this times |tangent gradient| (Fan and Yuan 2005: mu_k ~ |g_k|) [-]
+GRAD_NOISE = 1e-16  # plus GRAD_NOISE^2 / (|g_i| NOISE_STEP): the round-off of a gradient component [-] ...
+NOISE_STEP = 1e-10  # ... moves the iterate by at most this [unit coordinates]
 STEP_MAX = 0.5  # largest step in unit coordinates per iteration [-]
 LINE_SEARCH = (1.0, 0.25, 0.0625)  # step fractions tried in parallel
-# A search stops early once its proposed step is shorter than this [unit coordinates]: the
-# next iterate would move by less (Newton: quadratically less), far below the 1e-9 m that
-# matters for the contact points of a ~1 m body; a search along a flat face (linear
-# convergence, see _solve_one) never gets there and runs all its iterations, as before.
+# A search stops once its proposed step is shorter than STEP_TOL [unit coordinates] (the next
+# iterate would move by less, far below the 1e-9 m that matters for the contact points of a
+# ~1 m body), or once every component of its tangent gradient is below GRAD_STOP: a factor 100
+# above GRAD_NOISE, where a step no longer carries information (along a direction of curvature
+# lam it would move the iterate by GRAD_STOP / lam, 2e-8 at the offset study's softest 5e-7).
 STEP_TOL = 1e-13
+GRAD_STOP = 1e-14
 NEWTON_ZONE = 1e-7  # a proposed step shorter than this is a Newton step near the minimum [-]
 ROUNDOFF = 8.0 * 2.220446049250313e-16  # relative round-off of h over a few operations [-]
 
@@ -88,25 +93,39 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False):
     """min over the unit surface {G(y) = 1} of h(y) = G(c + M y) (the other body's gauge).
 
     Radial parameterisation y = w / G(w), so every iterate lies on the surface exactly; each
-    iteration is a Levenberg-Marquardt step in the tangent plane of w (2x2 system, Hessian
-    shifted to be positive definite), accepted only if h decreases. Returns (y, h(y), mu), mu
-    the damping the search ended at (reported, not carried to the next call).
+    iteration is a damped Newton step in the tangent plane of w (2x2 system, Hessian shifted to
+    be positive semi-definite), accepted only if h decreases. Returns (y, h(y), mu), mu the
+    adaptive damping the search ended at (reported, not carried to the next call).
 
-    Every call starts with the damping MU0, also from a warm start. Carrying the previous
-    call's final damping (as this solver once did) breaks tracking: a run of accepted full
-    steps drives it to MU_MIN = 1e-12, and where both surfaces are flat across the line of
-    contact (a superellipsoid's face: G varies like |s|^5, so the tangent Hessian has an
-    eigenvalue ~0 along it, e.g. the vertical direction of two cars side by side at the same
-    height) a gradient that is zero in exact arithmetic but ~1e-17 after rounding becomes a
-    step of ~1e-5..0.5 (STEP_MAX). The line search accepts it whenever the other component of
-    the step lowers h, since the flat direction costs only |s|^5 in h; the iterate then leaves
-    the symmetry plane and comes back at Newton's linear rate on |s|^5, (p-2)/(p-1) = 3/4 per
-    iteration, i.e. not within 2-3 warm iterations. Whether and when rounding starts the
-    excursion depends on the CPU's code generation (FMA, vector width), and the separated gap
-    |T2 - T1| grows with the vertical offset (docs/medusa-notes.md, Contact). From MU0 the
-    amplification is at most 1/(MU0 MU_DOWN^(iters-1)) (1.6e7 at 8 iterations: a 1e-17
-    gradient moves the iterate 1e-10), while a well-conditioned direction (eigenvalues O(1))
-    still contracts by ~MU0 per iteration.
+    The step is taken along the two eigenvectors of the tangent Hessian (closed form), each
+    component s_i = -g_i / (lam_i + shift + mu + GRAD_DAMPING |g| + GRAD_NOISE^2 / (|g_i| NOISE_STEP)):
+    - lam_i: Newton. The contact problems are badly conditioned: along the flat faces of two
+      superellipsoids (G varies like |s|^5 there) the softer curvature is 1e-7..1e-3 of the
+      stiffer one in the offset study, and exactly 0 across a plane of mirror symmetry (two
+      cars at the same height: the vertical direction).
+    - mu: Levenberg-Marquardt's adaptive part (x MU_UP on a rejected step, x MU_DOWN on an
+      accepted full one), from MU0 = 1e-9 at every call, warm-started or not.
+    - GRAD_DAMPING |g| (Fan and Yuan 2005, mu_k = |g_k|): while the stiff direction is far
+      from converged, the soft eigenvector carries a small share of its large gradient (its
+      direction shifts with the iterate), and an undamped step along a curvature ~0 would
+      turn that share into a long excursion (without this term, a cold search of two cars at the
+      same height, tests/contact/test_gauge_derivatives.py, left the symmetry plane by 2e-3 in
+      four iterations). The term fades as
+      the search converges, which keeps the convergence quadratic along the stiff directions
+      and Newton's along the soft ones.
+    - GRAD_NOISE^2 / (|g_i| NOISE_STEP): a component at round-off (|g_i| ~ 1e-16) moves the
+      iterate by at most NOISE_STEP = 1e-10, one well above it is not damped. Where both
+      surfaces are flat across the line of contact, a gradient that is zero in exact
+      arithmetic but ~1e-17 after rounding would otherwise become a step of ~1e-5..0.5
+      (STEP_MAX): h cannot reject it (the flat direction costs only |s|^5), and the iterate
+      leaves the symmetry plane and comes back at Newton's linear rate on |s|^5, (p-2)/(p-1)
+      = 3/4 per iteration. Whether and when rounding starts such an excursion depends on the
+      CPU's code generation (FMA, vector width), and the separated gap |T2 - T1| grows with the
+      vertical offset (docs/medusa-notes.md, Contact).
+    An earlier search damped every direction by LM alone from 1e-3 at each call: along a soft
+    direction of curvature 5e-7 it then crept (steps g / 1e-3 instead of g / 5e-7) until the
+    damping had decayed, and 40 % of the offset study's searches ran to the cap of 8 (2-5 now,
+    benchmarks/RESULTS.md, "The narrow phase's damping per direction").
     """
     y_of = lambda w: w / g(w)  # noqa: E731
     h = lambda w: g(c + M @ y_of(w))  # noqa: E731
@@ -140,23 +159,32 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False):
         gt = T.T @ gr
         Ht = T.T @ H @ T
         a, b, d = Ht[0, 0], 0.5 * (Ht[0, 1] + Ht[1, 0]), Ht[1, 1]
-        lam_min = 0.5 * (a + d) - _ssqrt(0.25 * (a - d) ** 2 + b * b)
-        m = mu + jnp.maximum(0.0, -lam_min)  # shift: positive definite tangent Hessian
-        det = (a + m) * (d + m) - b * b
-        s = -jnp.stack([(d + m) * gt[0] - b * gt[1], (a + m) * gt[1] - b * gt[0]]) / det
+        disc = _ssqrt(0.25 * (a - d) ** 2 + b * b)
+        l_hi, l_lo = 0.5 * (a + d) + disc, 0.5 * (a + d) - disc
+        # eigenvector of l_hi from the better-conditioned row of (Ht - l_hi I); any basis if Ht ~ l I
+        v = _normalize(jnp.where(a >= d, jnp.stack([l_hi - d, b]), jnp.stack([b, l_hi - a])))
+        V = jnp.stack([v, jnp.stack([-v[1], v[0]])], axis=1)  # columns: eigenvectors of l_hi, l_lo
+        ge = V.T @ gt
+        damping = (mu + jnp.maximum(0.0, -l_lo) + GRAD_DAMPING * _norm(gt)
+                   + GRAD_NOISE ** 2 / (jnp.maximum(jnp.abs(ge), TINY) * NOISE_STEP))
+        s = V @ (-ge / (jnp.stack([l_hi, l_lo]) + damping))
         sn = _norm(s)
-        done = sn < STEP_TOL  # converged: the proposed step no longer moves the iterate
+        # converged: the step no longer moves the iterate, or the gradient is down to round-off
+        done = (sn < STEP_TOL) | jnp.all(jnp.abs(ge) < GRAD_STOP)
+        predicted = -(jnp.dot(gt, s) + 0.5 * s @ Ht @ s)  # decrease of h by the quadratic model
         big = sn > STEP_MAX
         s = s * jnp.where(big, STEP_MAX / jnp.where(big, sn, 1.0), 1.0)
         # Parallel backtracking: try the step scaled by 1, 1/4, 1/16 and keep the best.
         w_try = jax.vmap(lambda t: y_of(w + t * (T @ s)))(LS)
         f_try = jax.vmap(h)(w_try)
         f_try = jnp.where(jnp.isnan(f_try), jnp.inf, f_try)
-        # Near the minimum h is flat to round-off (a quadratic: a step of 1e-8 changes h by
-        # ~1e-16), so comparing values accepts or rejects a Newton step by the last bit's
-        # luck and the search can stall ~1e-9 short of the minimum. A short full step that
-        # raises h by no more than round-off is taken (Newton is reliable there).
-        newton = (sn < NEWTON_ZONE) & (f_try[0] <= fw + ROUNDOFF * jnp.abs(fw))
+        # Near the minimum, and along a soft direction, h is flat to round-off (a step of 1e-8
+        # changes h by ~1e-16), so comparing values accepts or rejects a step by the last bit's
+        # luck, or picks a short trial among equal values, and the search stalls short of the
+        # minimum. A full step that is short, or whose predicted decrease is below round-off,
+        # and that raises h by no more than round-off is taken (the model is reliable there).
+        flat = (sn < NEWTON_ZONE) | (predicted < ROUNDOFF * jnp.abs(fw))
+        newton = flat & (f_try[0] <= fw + ROUNDOFF * jnp.abs(fw))
         j = jnp.where(newton, 0, jnp.argmin(f_try))
         acc = newton | (f_try[j] <= fw)  # NaN is rejected
         w = jnp.where(acc, w_try[j], w)
