@@ -1,6 +1,7 @@
 """What a step of the offset study costs before, during and after the collisions, window by window.
 
     python benchmarks/contact_windows.py --batch 256 --edges 0 0.4 0.6 1.0 2.0 3.0
+    python benchmarks/contact_windows.py --batch 256 --edges 2.0 2.25 --free   # and with contact off
     PYTHONPATH=/path/to/other/tree python benchmarks/contact_windows.py ...   # another commit's code
 
 Builds the study's first B samples (default studies/offset.toml: crush law, 3 s at 4e-4 s) and
@@ -9,7 +10,9 @@ one ended in. Per window: the share of scenario-steps whose pair passed the broa
 (`candidate`: the narrow phase ran) and whose shapes overlapped (`touching`), counted by a
 small tracker; and the compiled run's time per scenario-step with the study's outcome tracker
 and with none (best of `--repeats`, after a compiling call). So the time of a step with the
-cars apart, and what each near pair adds, can be read off: (t - t_apart) / candidate share.
+cars apart, and what each near pair adds, can be read off: (t - t_apart) / candidate share. --free adds the same windows with contact off
+(from the same states: the contact run's), so the contact stage's share of a window is their
+difference.
 Uses only the study API that earlier commits have (load_study, design, scenarios_for,
 build_batch, simulate) and adds nothing to sys.path, so PYTHONPATH chooses the code.
 """
@@ -53,6 +56,7 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--edges", type=float, nargs="+", default=[0.0, 0.4, 0.6, 1.0, 2.0, 3.0])
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--free", action="store_true", help="also time each window with contact off")
     a = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     study = S.load_study(a.study)
@@ -65,15 +69,19 @@ def main(argv=None):
     print(f"{study.name}: B = {a.batch}, dt {study.settings.dt:g} s, {study.settings.contact_law} law, "
           f"{jax.default_backend()}, load average {os.getloadavg()[0]:.2f}, squareness exponents "
           f"{'compiled in' if isinstance(batch.contact.eps1, float) else 'arrays'}\n")
-    print("| window [s] | candidate | touching | us per scenario-step (outcome tracker) | (no tracker) |")
-    print("|---|---|---|---|---|")
+    free = " contact off (outcome tracker) | (no tracker) |" if a.free else ""
+    print("| window [s] | candidate | touching | us per scenario-step (outcome tracker) | (no tracker) |" + free)
+    print("|---|---|---|---|---|" + ("---|---|" if a.free else ""))
     for t0, t1 in zip(a.edges[:-1], a.edges[1:]):
         settings = dataclasses.replace(study.settings, end_time=t1)
         near = simulate(batch, state, settings, tracker=NearCount(), record=False)
         cand, touch, steps = (np.asarray(x).sum() for x in near.metrics)
         times = []
-        for tracker in (study.tracker, None):
-            run = lambda: jax.block_until_ready(simulate(batch, state, settings, tracker=tracker, record=False))  # noqa: E731
+        runs = [(settings, tracker) for tracker in (study.tracker, None)]
+        if a.free:
+            runs += [(dataclasses.replace(settings, contact=False), tracker) for tracker in (study.tracker, None)]
+        for sets, tracker in runs:
+            run = lambda: jax.block_until_ready(simulate(batch, state, sets, tracker=tracker, record=False))  # noqa: E731
             run()
             best = np.inf
             for _ in range(a.repeats):
@@ -81,8 +89,8 @@ def main(argv=None):
                 run()
                 best = min(best, time.perf_counter() - t)
             times.append(best / (a.batch * (t1 - t0) / settings.dt) * 1e6)
-        print(f"| {t0:g}-{t1:g} | {cand / steps:.3f} | {touch / steps:.3f} | {times[0]:.2f} | {times[1]:.2f} |",
-              flush=True)
+        print(f"| {t0:g}-{t1:g} | {cand / steps:.3f} | {touch / steps:.3f} | "
+              + " | ".join(f"{t:.2f}" for t in times) + " |", flush=True)
         state = near.final
 
 
