@@ -63,7 +63,7 @@ def scenario_geometry(batch_item, r_pred, F_pred, warm, settings: Settings) -> P
     else:
         def one(r1, F1, a1, r2, F2, a2, w):
             return pair_geometry(shape, r1, F1, a1, r2, F2, a2, w, cp.eps1, cp.eps2, broad_phase=law.broad_phase,
-                                 tangent_cutoff=law.tangent_cutoff)
+                                 tangent_cutoff=law.tangent_cutoff, apart_exit=True)
     return jax.vmap(one)(r_pred[a], F_pred[a], p.contact_axes[a], r_pred[b], F_pred[b], p.contact_axes[b], warm)
 
 
@@ -143,9 +143,9 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     default = jax.tree.map(_flat, jax.vmap(_far_apart)(batch, r_pred, warm))
     dense = dense_pairs(bsz * npair)  # an accelerator's small batch: no conditions (core/control_flow.py)
 
-    def one(x):
+    def one(x):  # apart_exit: a pair that is apart needs only its overlap decision (narrow_phase.APART_MARGIN)
         return pair_geometry(shape, *x, *(eps if static_eps else ()), broad_phase=law.broad_phase, unrolled=dense,
-                             tangent_cutoff=law.tangent_cutoff)
+                             tangent_cutoff=law.tangent_cutoff, apart_exit=True)
 
     geom = compacted_map(one, _flat(near), inputs, default, dense=dense)
     return jax.tree.map(lambda x: _unflat(x, (bsz, npair)), geom)

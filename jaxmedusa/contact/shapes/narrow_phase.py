@@ -70,6 +70,13 @@ LINE_SEARCH = (1.0, 0.25, 0.0625)  # step fractions tried in parallel
 # lam it would move the iterate by GRAD_STOP / lam, 2e-8 at the offset study's softest 5e-7).
 STEP_TOL = 1e-13
 GRAD_STOP = 1e-14
+# With apart_exit (the contact stage's choice), a search also stops once h, the other body's gauge
+# at its point, stays above 1 + APART_MARGIN even after APART_SAFETY times the decrease that its
+# undamped quadratic model still expects (a convex model only; 4 covers Newton's underestimate
+# of 1.6 on |s|^5): the pair is apart, no force acts, and only the overlap decision and a warm
+# start are needed. Those were most of the searches that still took 6-8 iterations (cars that
+# slide apart after the collisions; benchmarks/RESULTS.md, "Which searches still take 6-8").
+APART_MARGIN, APART_SAFETY = 1e-3, 4.0
 NEWTON_ZONE = 1e-7  # a proposed step shorter than this is a Newton step near the minimum [-]
 ROUNDOFF = 8.0 * 2.220446049250313e-16  # relative round-off of h over a few operations [-]
 
@@ -89,13 +96,14 @@ def _tangent_basis(u):
     return jnp.stack([t1, t2], axis=1)
 
 
-def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False):
+def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_exit=False):
     """min over the unit surface {G(y) = 1} of h(y) = G(c + M y) (the other body's gauge).
 
     Radial parameterisation y = w / G(w), so every iterate lies on the surface exactly; each
     iteration is a damped Newton step in the tangent plane of w (2x2 system, Hessian shifted to
     be positive semi-definite), accepted only if h decreases. Returns (y, h(y), mu), mu the
-    adaptive damping the search ended at (reported, not carried to the next call).
+    adaptive damping the search ended at (reported, not carried to the next call). apart_exit
+    (static): also stop once the pair is certainly apart (APART_MARGIN).
 
     The step is taken along the two eigenvectors of the tangent Hessian (closed form), each
     component s_i = -g_i / (lam_i + shift + mu + GRAD_DAMPING |g| + GRAD_NOISE^2 / (|g_i| NOISE_STEP)):
@@ -171,6 +179,11 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False):
         sn = _norm(s)
         # converged: the step no longer moves the iterate, or the gradient is down to round-off
         done = (sn < STEP_TOL) | jnp.all(jnp.abs(ge) < GRAD_STOP)
+        if apart_exit:  # (static) or certainly apart (APART_MARGIN)
+            lam = jnp.maximum(jnp.stack([l_hi, l_lo]), TINY)
+            model_drop = jnp.where(l_lo > 0.0, 0.5 * jnp.sum(ge * ge / lam), jnp.inf)
+            # (not on a start's first model, which may be far from the minimum)
+            done = done | ((i >= 1) & (fw - APART_SAFETY * model_drop > 1.0 + APART_MARGIN))
         predicted = -(jnp.dot(gt, s) + 0.5 * s @ Ht @ s)  # decrease of h by the quadratic model
         big = sn > STEP_MAX
         s = s * jnp.where(big, STEP_MAX / jnp.where(big, sn, 1.0), 1.0)
@@ -218,7 +231,7 @@ def _optimality(z, c, M, gauge, eps):
     return jnp.concatenate([gh - lam * jax.grad(g)(y), (g(y) - 1.0)[None]])
 
 
-def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False, cutoff=TANGENT_CUTOFF):
+def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False, cutoff=TANGENT_CUTOFF, apart_exit=False):
     """`_solve_one` with derivatives by the implicit function theorem (a jax.custom_jvp).
 
     The primal is the search's answer. Its tangent is NOT the derivative of
@@ -241,7 +254,7 @@ def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False, cutoff
     @jax.custom_jvp
     def solve(c, M, w_cold, w_warm, eps):
         dG = None if gauge_derivatives is None else (lambda u: gauge_derivatives(u, eps))
-        return _solve_one(c, M, w_cold, w_warm, lambda u: gauge(u, eps), iters, dG, unrolled)
+        return _solve_one(c, M, w_cold, w_warm, lambda u: gauge(u, eps), iters, dG, unrolled, apart_exit)
 
     @solve.defjvp
     def solve_jvp(primals, tangents):
@@ -306,6 +319,7 @@ def pair_geometry(
     iters=DEFAULT_ITERS,
     unrolled=False,
     tangent_cutoff=TANGENT_CUTOFF,
+    apart_exit=False,
 ):
     """Contact geometry of one pair of vehicles (vmap over pairs and batches).
 
@@ -319,6 +333,9 @@ def pair_geometry(
     "affine" or "principal" (module docstring). iters (static): solver iterations; unrolled
     (static): run all of them, masked after convergence (core/control_flow.py).
     tangent_cutoff (static): implicit_solver's cutoff (the contact law's, ContactLaw.tangent_cutoff).
+    apart_exit (static): a search of a pair that is certainly apart stops early (APART_MARGIN):
+    its overlap decision is exact, its points and gap are not converged. The contact stage sets
+    it (no force acts on such a pair); by default the points are the minimum's.
 
     The narrow phase always runs (branchless), so the warm start stays current even while
     the broad phase fails. stage.batch_geometry calls it for the pairs whose enclosing
@@ -361,7 +378,7 @@ def pair_geometry(
     w_cold = jnp.stack([b1.A @ (r2 - r1), b2.A @ (r1 - r2)])
     w_warm = jnp.stack([warm[0:3], warm[3:6]])
     # derivatives of the contact points by the implicit function theorem (implicit_solver)
-    solver = implicit_solver(gauge_eps, iters, deriv_eps, unrolled, tangent_cutoff)
+    solver = implicit_solver(gauge_eps, iters, deriv_eps, unrolled, tangent_cutoff, apart_exit)
     y, hval, mu = jax.vmap(lambda *a: solver(*a, eps))(c, M, w_cold, w_warm)
     y1, y2 = y[0], y[1]
     T1 = r1 + b1.B @ y1
