@@ -10,9 +10,9 @@ one ended in. Per window: the share of scenario-steps whose pair passed the broa
 (`candidate`: the narrow phase ran) and whose shapes overlapped (`touching`), counted by a
 small tracker; and the compiled run's time per scenario-step with the study's outcome tracker
 and with none (best of `--repeats`, after a compiling call). So the time of a step with the
-cars apart, and what each near pair adds, can be read off: (t - t_apart) / candidate share. --free adds the same windows with contact off
-(from the same states: the contact run's), so the contact stage's share of a window is their
-difference.
+cars apart, and what each near pair adds, can be read off: (t - t_apart) / candidate share.
+--free adds the same windows with contact off (from the same states: the contact run's), so the
+contact stage's share of a window is their difference.
 Uses only the study API that earlier commits have (load_study, design, scenarios_for,
 build_batch, simulate) and adds nothing to sys.path, so PYTHONPATH chooses the code.
 """

@@ -1,6 +1,8 @@
 """The narrow phase's early exit for pairs that are apart (pair_geometry's apart_exit, which the
 contact stage sets): the overlap decision and every overlapping pair's answer stay those of the
 search run to convergence, and a search of a pair that is apart stops early."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -25,33 +27,31 @@ def _side_by_side(gap, yaw):
     return jnp.array([0.6, 2 * 0.9 + gap, 0.0]), rot_z(yaw)
 
 
-def _geometry(r2, F2, apart_exit, warm=None):
-    w = cold_warm() if warm is None else warm
-    return pair_geometry("superellipsoid", jnp.zeros(3), jnp.eye(3), CAR, r2, F2, CAR, w, 0.4, 0.4,
+@functools.partial(jax.jit, static_argnums=2)
+def _geometry(r2, F2, apart_exit, warm):
+    return pair_geometry("superellipsoid", jnp.zeros(3), jnp.eye(3), CAR, r2, F2, CAR, warm, 0.4, 0.4,
                          broad_phase="enclosing", apart_exit=apart_exit)
 
 
-def test_decisions_and_overlapping_answers_are_the_converged_search_s():
+def _sweep(cases, apart_exit, warm_from_previous):
+    """PairGeometry of each (gap, yaw) case, cold or warm-started from the previous case's."""
+    out, warm = [], cold_warm()
+    for g, y in cases:
+        geo = _geometry(*_side_by_side(g, y), apart_exit, warm)
+        warm = geo.warm if warm_from_previous else cold_warm()
+        out.append(geo)
+    return out
+
+
+def test_decisions_and_overlapping_answers_match_the_converged_search():
     """Gaps from 8 cm of overlap to 30 cm apart, yaws of 0-0.1 rad, cold and warm-started: the
     same touching decision everywhere, and for every overlapping pair (h <= 1: the exit never
     fires) the same iterations, so the same answer up to the rounding of two differently
     compiled programs (1e-12 m; the points are ~1 m from the origin)."""
-    gaps = np.linspace(-0.08, 0.3, 20)
-    yaws = np.array([0.0, 0.03, 0.1])
-    cases = [(g, y) for g in gaps for y in yaws]
+    cases = [(g, y) for g in np.linspace(-0.08, 0.3, 20) for y in (0.0, 0.03, 0.1)]
     for warm_from_previous in (False, True):
-        for exit_on in (False, True):
-            out = []
-            warm = None
-            for g, y in cases:
-                r2, F2 = _side_by_side(g, y)
-                geo = jax.jit(_geometry, static_argnums=2)(r2, F2, exit_on, warm)
-                warm = geo.warm if warm_from_previous else None
-                out.append(geo)
-            if exit_on:
-                early = out
-            else:
-                exact = out
+        early = _sweep(cases, True, warm_from_previous)
+        exact = _sweep(cases, False, warm_from_previous)
         for (g, y), e, x in zip(cases, early, exact):
             assert bool(e.touching) == bool(x.touching), (g, y)
             assert bool(e.phi1 <= 0) == bool(x.phi1 <= 0), (g, y)

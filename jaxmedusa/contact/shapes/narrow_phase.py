@@ -45,7 +45,7 @@ __all__ = ["pair_geometry", "cold_warm", "implicit_solver", "WARM_SIZE", "DEFAUL
 
 BROAD_PHASES = ("medusa", "enclosing")
 
-# Most LM iterations per problem. Warm-started every step, 97 % of the offset study's searches
+# Most LM iterations per problem. Warm-started every step, 95 % of the offset study's searches
 # converge in 2-5; a packed buffer runs as long as its slowest search. A cap of 4 made the study
 # 18 % faster but its outcomes rough in the parameters at the 1e-4 level, failing the derivative
 # checks (benchmarks/RESULTS.md, "Narrow-phase iterations"): searches have to converge.
@@ -116,11 +116,10 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_ex
     - GRAD_DAMPING |g| (Fan and Yuan 2005, mu_k = |g_k|): while the stiff direction is far
       from converged, the soft eigenvector carries a small share of its large gradient (its
       direction shifts with the iterate), and an undamped step along a curvature ~0 would
-      turn that share into a long excursion (without this term, a cold search of two cars at the
-      same height, tests/contact/test_gauge_derivatives.py, left the symmetry plane by 2e-3 in
-      four iterations). The term fades as
-      the search converges, which keeps the convergence quadratic along the stiff directions
-      and Newton's along the soft ones.
+      turn that share into a long excursion (without this term, a cold search of two cars at
+      the same height, tests/contact/test_gauge_derivatives.py, left the symmetry plane by 2e-3
+      in four iterations). The term fades as the search converges, which keeps the convergence
+      quadratic along the stiff directions and Newton's along the soft ones.
     - GRAD_NOISE^2 / (|g_i| NOISE_STEP): a component at round-off (|g_i| ~ 1e-16) moves the
       iterate by at most NOISE_STEP = 1e-10, one well above it is not damped. Where both
       surfaces are flat across the line of contact, a gradient that is zero in exact
@@ -132,7 +131,7 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_ex
       vertical offset (docs/medusa-notes.md, Contact).
     An earlier search damped every direction by LM alone from 1e-3 at each call: along a soft
     direction of curvature 5e-7 it then crept (steps g / 1e-3 instead of g / 5e-7) until the
-    damping had decayed, and 40 % of the offset study's searches ran to the cap of 8 (2-5 now,
+    damping had decayed, and 36 % of the offset study's searches ran to the cap of 8 (2-5 now,
     benchmarks/RESULTS.md, "The narrow phase's damping per direction").
     """
     y_of = lambda w: w / g(w)  # noqa: E731
@@ -172,16 +171,16 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_ex
         # eigenvector of l_hi from the better-conditioned row of (Ht - l_hi I); any basis if Ht ~ l I
         v = _normalize(jnp.where(a >= d, jnp.stack([l_hi - d, b]), jnp.stack([b, l_hi - a])))
         V = jnp.stack([v, jnp.stack([-v[1], v[0]])], axis=1)  # columns: eigenvectors of l_hi, l_lo
+        lams = jnp.stack([l_hi, l_lo])
         ge = V.T @ gt
         damping = (mu + jnp.maximum(0.0, -l_lo) + GRAD_DAMPING * _norm(gt)
                    + GRAD_NOISE ** 2 / (jnp.maximum(jnp.abs(ge), TINY) * NOISE_STEP))
-        s = V @ (-ge / (jnp.stack([l_hi, l_lo]) + damping))
+        s = V @ (-ge / (lams + damping))
         sn = _norm(s)
         # converged: the step no longer moves the iterate, or the gradient is down to round-off
         done = (sn < STEP_TOL) | jnp.all(jnp.abs(ge) < GRAD_STOP)
         if apart_exit:  # (static) or certainly apart (APART_MARGIN)
-            lam = jnp.maximum(jnp.stack([l_hi, l_lo]), TINY)
-            model_drop = jnp.where(l_lo > 0.0, 0.5 * jnp.sum(ge * ge / lam), jnp.inf)
+            model_drop = jnp.where(l_lo > 0.0, 0.5 * jnp.sum(ge * ge / jnp.maximum(lams, TINY)), jnp.inf)
             # (not on a start's first model, which may be far from the minimum)
             done = done | ((i >= 1) & (fw - APART_SAFETY * model_drop > 1.0 + APART_MARGIN))
         predicted = -(jnp.dot(gt, s) + 0.5 * s @ Ht @ s)  # decrease of h by the quadratic model
