@@ -6,8 +6,9 @@ on the pairs a cheap test marked `near`, as jax-md's neighbour lists do:
 
     slot  = cumsum(near) - 1: where each near pair goes in the packed order
     idx   = indices of the near pairs, packed to the front (a binary search of the cumsum)
-    round k: the k-th block of `capacity` indices -> gather inputs -> vmap(fn) -> each near
-             pair with k * capacity <= slot < (k + 1) * capacity gathers its result back
+    round k: the k-th block of `capacity` indices -> gather inputs -> vmap(fn) -> rows
+             [k capacity, (k + 1) capacity) of a packed result buffer
+    after the last round, each near pair gathers its result from row `slot`
 
 The buffer has a static capacity (chosen from the problem size when the step is traced);
 instead of an overflow flag that makes the caller re-run at a larger capacity, the buffer
@@ -122,17 +123,22 @@ def compacted_map(fn, near, inputs, default, capacity: int | None = None, dense:
     idx = jnp.searchsorted(filled, jnp.arange(1, rounds * cap + 1, dtype=jnp.int32), side="left",
                            method="scan").astype(jnp.int32)
 
-    def one_round(k, out):
-        sel = jax.lax.dynamic_slice(idx, (k * cap,), (cap,))
+    # Each round writes its results, packed, into rows [k cap, (k + 1) cap) of a buffer of
+    # rounds x cap items, and after the last round every near pair gathers its own row back,
+    # one pass over the N items. (Each round gathering into and selecting over all N items
+    # instead, with ~3 rounds a step, made the crush-law study's chunk 1.22x slower:
+    # benchmarks/RESULTS.md, "One pass back from the packed buffer".)
+    packed0 = jax.tree.map(lambda v: jnp.zeros((rounds * cap,) + v.shape[1:], v.dtype), default)
 
-        def run(out):
-            take = jnp.minimum(sel, n - 1)
-            y = jax.vmap(fn)(jax.tree.map(lambda v: v[take], inputs))
-            local = slot - k * cap
-            mine = near & (local >= 0) & (local < cap)  # [N] the pairs this round computed
-            back = jnp.clip(local, 0, cap - 1)
-            return jax.tree.map(lambda o, v: keep(o, v[back], mine), out, y)
+    def one_round(k, packed):
+        def run(packed):
+            sel = jax.lax.dynamic_slice(idx, (k * cap,), (cap,))
+            y = jax.vmap(fn)(jax.tree.map(lambda v: v[jnp.minimum(sel, n - 1)], inputs))
+            return jax.tree.map(lambda p, v: jax.lax.dynamic_update_slice_in_dim(p, v.astype(p.dtype), k * cap, 0),
+                                packed, y)
 
-        return jax.lax.cond(k * cap < count, run, lambda o: o, out)
+        return jax.lax.cond(k * cap < count, run, lambda p: p, packed)
 
-    return jax.lax.fori_loop(0, rounds, one_round, default)
+    packed = jax.lax.fori_loop(0, rounds, one_round, packed0)
+    back = jnp.clip(slot, 0, rounds * cap - 1)
+    return jax.tree.map(lambda o, p: keep(o, p[back], near), default, packed)
