@@ -90,3 +90,9 @@ def test_the_contact_time_loop_of_one_scenario_compiles_whole():
     assert "__ynn_fusion" not in hlo
     assert SMALL_CALL in _entry(hlo)
     assert not re.search(r"= \S+ while\(", _entry(hlo))
+    # Compiled whole is not enough: XLA may copy an elementwise producer into every consumer.
+    # The box test (contact/broad_phase.py, boxes_overlap) takes 105 abs operations (15 axes, 7
+    # each); with its mask selected outside a conditional it was copied into each result leaf's
+    # consumers, 2,340 abs in the contact geometry's scope and steps 4x slower (135 without).
+    abs_ops = re.findall(r"= \S+ abs\(.*op_name=\"[^\"]*contact_geometry", hlo)
+    assert len(abs_ops) < 4 * 105, len(abs_ops)
