@@ -51,7 +51,8 @@ BROAD_PHASES = ("medusa", "enclosing")
 # checks (benchmarks/RESULTS.md, "Narrow-phase iterations"): searches have to converge.
 DEFAULT_ITERS = 8
 # warm start: y1 (3), y2 (3) (the previous unit-surface points), then mu1, mu2, the damping
-# each search ended at: a diagnostic, not read back (_solve_one says why) (core.state.CONTACT_WARM_SIZE)
+# each search ended at: a diagnostic, not read back (docs/medusa-notes.md, "Warm start and
+# rounding", says why) (core.state.CONTACT_WARM_SIZE)
 WARM_SIZE = 8
 
 # The damping of a step along an eigenvector of the tangent Hessian (_solve_one's docstring):
