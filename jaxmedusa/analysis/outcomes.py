@@ -48,7 +48,8 @@ energy
     energy_start, energy_end [J]  vehicle.energy_total at t = 0 and at the end
 crash (docs/crash-law.md; contact = a pair or barrier contact that carries force, StepInfo.crash)
     max_crush [m]            largest dynamic crush (the medusa and physical laws: the overlap)
-    residual_crush [m]       permanent crush at the end (crush law; 0 for the other laws)
+    residual_crush [m]       permanent crush its last force-carrying contact left (the law's
+                             residual on that step; crush law; 0 for the other laws)
     pulse_duration [s]       sum of dt over accepted steps in contact
     mean_decel_g [g]         delta_v / pulse_duration / 9.81
     peak_decel_g [g]         largest |contact acceleration of the CM| on one step (unfiltered;
@@ -153,7 +154,7 @@ class OutcomeState(NamedTuple):
     energy0: jnp.ndarray  # [J]
     # crash (contact.crash.CrashInfo)
     crush: jnp.ndarray  # [m] largest dynamic crush
-    residual: jnp.ndarray  # [m] permanent crush after the last accepted step
+    residual: jnp.ndarray  # [m] permanent crush after the last accepted step in contact
     pulse: jnp.ndarray  # [s] time in force-carrying contact
     peak_decel: jnp.ndarray  # [m/s^2]
     absorbed: jnp.ndarray  # [J]
@@ -398,7 +399,7 @@ def _crash_update(m: OutcomeState, info, vs, ok, dt) -> dict:
     pos = cr.load > 0.0
     return dict(
         crush=jnp.maximum(m.crush, jnp.where(ok, cr.crush, 0.0)),
-        residual=jnp.where(ok, cr.residual, m.residual),
+        residual=jnp.where(hit, cr.residual, m.residual),  # permanent: it can change only in contact
         pulse=m.pulse + jnp.where(hit, dt, 0.0),
         peak_decel=jnp.maximum(m.peak_decel, jnp.where(hit, safe_norm(info.contact_dv, axis=-1), 0.0)),
         # power dt = f_n dx_n is the right end of the integral of f over the crush; the trapezoid
