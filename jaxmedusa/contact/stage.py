@@ -21,17 +21,25 @@ import numpy as np
 from jaxmedusa.contact.broad_phase import boxes_overlap, compacted_map
 from jaxmedusa.contact.laws import LAWS
 from jaxmedusa.contact.shapes import SHAPES, pair_geometry
+from jaxmedusa.contact.shapes.narrow_phase import CERT
 from jaxmedusa.contact.types import ContactTerms, Motion, PairGeometry, PairInfo, overlap_crush
 from jaxmedusa.core.control_flow import dense_pairs
 from jaxmedusa.core.params import Settings
+from jaxmedusa.core.safe_math import safe_norm
 from jaxmedusa.core.state import PairState, pair_indices
 
 __all__ = ["contact_stage", "no_contact", "batch_geometry", "batch_law_terms", "scenario_geometry", "uses_contact",
-           "shape_name", "CONTACT_RESIDUAL_TOL", "SKIP_RADIUS_FACTOR"]
+           "shape_name", "still_apart", "CONTACT_RESIDUAL_TOL", "SKIP_RADIUS_FACTOR", "SKIP_MARGIN"]
 
 # A pair in contact whose contact-point solver residual (sine of the angle between the two
 # optimality directions) exceeds this marks the scenario "contact_not_converged".
 CONTACT_RESIDUAL_TOL = 1e-2
+
+
+# A pair proved apart by its last search by a gap g [m] skips the search while its bodies'
+# points have moved less than g - SKIP_MARGIN since (`still_apart`); the margin keeps the
+# decision clear of round-off in the gap and the motion.
+SKIP_MARGIN = 1e-4  # [m]
 
 
 # Spheres of this many times |semi-axes| enclose every geometry kind (the "box" kind's
@@ -98,6 +106,21 @@ def _per_pair(x, shape):
     return jnp.broadcast_to(jnp.asarray(x).reshape(-1, 1), shape)
 
 
+def still_apart(warm, r1, F1, reach1, r2, F2, reach2):
+    """Whether a pair that its last search proved apart (narrow_phase.apart_gap, kept in the
+    warm vector with the bodies' r and F then) is still apart now (..., bool). A translation
+    of both bodies leaves their distance as it is; after the one that brings r2 back, every
+    material point X of body 1 has moved by at most |dr1 - dr2| + |dF1|_F |X| and every one of
+    body 2 by |dF2|_F |X|, with |X| <= reach_k (the shape lies in its box F diag(ell)
+    [-1, 1]^3: reach = |ell|), so the distance has shrunk by at most their sum."""
+    c = warm[..., CERT:]
+    gap = c[..., 0]
+    d_r = safe_norm((r1 - c[..., 1:4]) - (r2 - c[..., 13:16]), axis=-1)
+    d_F1 = safe_norm(F1.reshape(F1.shape[:-2] + (9,)) - c[..., 4:13], axis=-1)
+    d_F2 = safe_norm(F2.reshape(F2.shape[:-2] + (9,)) - c[..., 16:25], axis=-1)
+    return gap - d_r - d_F1 * reach1 - d_F2 * reach2 > SKIP_MARGIN
+
+
 def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeometry:
     """Contact geometry of a whole batch (leaves [B, P, ...]). The narrow phase runs only on
     the pairs whose enclosing spheres and boxes overlap, compacted into a buffer (broad_phase.py:
@@ -140,14 +163,20 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     static_eps = all(isinstance(e, float) for e in eps)
     if not static_eps:
         inputs += tuple(_flat(_per_pair(e, (bsz, npair))) for e in eps)
-    default = jax.tree.map(_flat, jax.vmap(_far_apart)(batch, r_pred, warm))
+    # a pair still apart by its last search's proof skips the search and keeps its warm vector
+    # (while it holds, no force can act); the law then takes it as apart (far_terms)
+    reach = shape.ellipsoid_scale * jnp.linalg.norm(axes, axis=-1)  # [B, V]
+    skip = jax.lax.stop_gradient(still_apart(warm, r_pred[:, a], F_pred[:, a], reach[:, a], r_pred[:, b],
+                                             F_pred[:, b], reach[:, b]))
+    default = jax.vmap(_far_apart)(batch, r_pred, warm)
+    default = jax.tree.map(_flat, default._replace(warm=jnp.where(skip[..., None], warm, default.warm)))
     dense = dense_pairs(bsz * npair)  # an accelerator's small batch: no conditions (core/control_flow.py)
 
     def one(x):  # apart_exit: a pair that is apart needs only its overlap decision (narrow_phase.APART_MARGIN)
         return pair_geometry(shape, *x, *(eps if static_eps else ()), broad_phase=law.broad_phase, unrolled=dense,
                              tangent_cutoff=law.tangent_cutoff, apart_exit=True)
 
-    geom = compacted_map(one, _flat(near), inputs, default, dense=dense)
+    geom = compacted_map(one, _flat(near & ~skip), inputs, default, dense=dense)
     return jax.tree.map(lambda x: _unflat(x, (bsz, npair)), geom)
 
 

@@ -152,6 +152,9 @@ class Shape:
     normal(T1, T2, r1, r2, body1, body2) -> (n1 (3,), excluded ()): a contact normal that
         replaces the surface normal of body 1, and a rule that excludes contact; None keeps
         the surface normal and excludes nothing.
+    inner_radius(eps1, eps2) -> rho: the radius of a ball about the centre that the unit shape
+        contains (unit coordinates); the narrow phase turns a search's proof that two bodies
+        are apart into a gap in metres with it (narrow_phase.apart_gap). None: no such proof.
     geometry(r1, F1, axes1, r2, F2, axes2, warm) -> PairGeometry: a shape with its own contact
         search (e.g. MEDUSA's detect_contact(), shapes/medusa_search.py) replaces the
         narrow-phase solver with it; the stage then keeps `warm` (the search's state) while
@@ -163,6 +166,7 @@ class Shape:
     gauge: Callable
     ellipsoid_scale: float = 1.0
     normal: Callable | None = None
+    inner_radius: Callable | None = None
     geometry: Callable | None = None
 
 

@@ -76,11 +76,11 @@ def test_a_search_of_a_pair_apart_stops_early_above_the_margin():
     def solve(iters, exit_on):
         return jax.jit(lambda: _solve_one(c, M, w0, jnp.zeros(3), g, iters, dG, apart_exit=exit_on))()
 
-    y3, h3, _ = solve(3, True)
-    y8, h8, _ = solve(8, True)
+    y3, h3, _, _ = solve(3, True)
+    y8, h8, _, _ = solve(8, True)
     np.testing.assert_array_equal(np.asarray(y8), np.asarray(y3))
     assert float(h8) > 1.0 + APART_MARGIN
-    x3, _, _ = solve(3, False)
-    x8, hx, _ = solve(8, False)
+    x3, _, _, _ = solve(3, False)
+    x8, hx, _, _ = solve(8, False)
     assert float(jnp.max(jnp.abs(x8 - x3))) > 0.0
     assert float(hx) <= float(h8)  # the converged search's h is the minimum

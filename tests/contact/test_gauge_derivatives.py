@@ -84,8 +84,8 @@ def test_search_matches_the_autodiff_search(dx, dy, yaw):
     (a strict minimum: position error ~ sqrt(round-off of h) at worst)."""
     c, M, w0 = _problem(dx, dy, yaw)
     f = lambda u: superellipsoid_gauge(u, 0.4, 0.4)  # noqa: E731
-    ref_w, ref_h, _ = _solve_one(c, M, w0, jnp.zeros(3), f, 40, None)
-    w, hv, _ = _solve_one(c, M, w0, jnp.zeros(3), f, 8, lambda u: superellipsoid_derivatives(u, 0.4, 0.4))
+    ref_w, ref_h, _, _ = _solve_one(c, M, w0, jnp.zeros(3), f, 40, None)
+    w, hv, _, _ = _solve_one(c, M, w0, jnp.zeros(3), f, 8, lambda u: superellipsoid_derivatives(u, 0.4, 0.4))
     np.testing.assert_allclose(hv, ref_h, rtol=1e-14)
     np.testing.assert_allclose(w, ref_w, atol=1e-9)
 

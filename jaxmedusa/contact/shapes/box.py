@@ -12,7 +12,7 @@ import math
 
 import jax.numpy as jnp
 
-from jaxmedusa.contact.shapes.superellipsoid import ellipsoid_gauge
+from jaxmedusa.contact.shapes.superellipsoid import ellipsoid_gauge, ellipsoid_inner_radius
 from jaxmedusa.contact.types import Shape
 from jaxmedusa.core.safe_math import TINY, normalize, safe_atan2, safe_sqrt
 from jaxmedusa.core.small_sort import argsort_small
@@ -75,4 +75,5 @@ def box_normal(T1, T2, r1, r2, b1, b2):
     return n, excluded
 
 
-BOX = Shape(name="box", gauge=ellipsoid_gauge, ellipsoid_scale=BOX_ELLIPSOID_SCALE, normal=box_normal)
+BOX = Shape(name="box", gauge=ellipsoid_gauge, ellipsoid_scale=BOX_ELLIPSOID_SCALE, normal=box_normal,
+            inner_radius=ellipsoid_inner_radius)

@@ -41,7 +41,8 @@ from jaxmedusa.core.safe_math import normalize as _normalize
 from jaxmedusa.core.safe_math import safe_norm as _norm
 from jaxmedusa.core.safe_math import safe_sqrt as _ssqrt
 
-__all__ = ["pair_geometry", "cold_warm", "implicit_solver", "WARM_SIZE", "DEFAULT_ITERS", "BROAD_PHASES"]
+__all__ = ["pair_geometry", "cold_warm", "apart_gap", "implicit_solver", "WARM_SIZE", "CERT", "DEFAULT_ITERS",
+           "BROAD_PHASES"]
 
 BROAD_PHASES = ("medusa", "enclosing")
 
@@ -52,8 +53,12 @@ BROAD_PHASES = ("medusa", "enclosing")
 DEFAULT_ITERS = 8
 # warm start: y1 (3), y2 (3) (the previous unit-surface points), then mu1, mu2, the damping
 # each search ended at: a diagnostic, not read back (docs/medusa-notes.md, "Warm start and
-# rounding", says why) (core.state.CONTACT_WARM_SIZE)
-WARM_SIZE = 8
+# rounding", says why); then the apart certificate of the last search (`apart_gap`): the gap
+# [m] it proved (0: none), and the r1 (3), F1 (9, row-major), r2 (3), F2 (9) it holds for;
+# contact/stage.py skips the search while the bodies have moved less than that gap since
+# (core.state.CONTACT_WARM_SIZE)
+CERT = 8  # where the certificate starts in the warm vector
+WARM_SIZE = CERT + 1 + 24
 
 # The damping of a step along an eigenvector of the tangent Hessian (_solve_one's docstring):
 MU0 = 1e-9  # the adaptive LM part's start, every call [-]
@@ -103,8 +108,11 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_ex
     Radial parameterisation y = w / G(w), so every iterate lies on the surface exactly; each
     iteration is a damped Newton step in the tangent plane of w (2x2 system, Hessian shifted to
     be positive semi-definite), accepted only if h decreases. Returns (y, h(y), mu), mu the
-    adaptive damping the search ended at (reported, not carried to the next call). apart_exit
-    (static): also stop once the pair is certainly apart (APART_MARGIN).
+    adaptive damping the search ended at (reported, not carried to the next call), and
+    h_low, a lower bound of the minimum of h: h minus APART_SAFETY times the decrease the
+    undamped quadratic model expected at the last iterate whose model is convex and not a
+    start's first (the trust apart_exit puts in the model), -inf where there was none.
+    apart_exit (static): also stop once the pair is certainly apart (APART_MARGIN).
 
     The step is taken along the two eigenvectors of the tangent Hessian (closed form), each
     component s_i = -g_i / (lam_i + shift + mu + GRAD_DAMPING |g| + GRAD_NOISE^2 / (|g_i| NOISE_STEP)):
@@ -161,7 +169,7 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_ex
         derivs = lambda w: radial_derivatives(dG, c, M, w)[1:]  # noqa: E731
 
     def step(carry):
-        i, w, fw, mu, _ = carry
+        i, w, fw, mu, _, h_low = carry
         gr, H = derivs(w)
         T = _tangent_basis(_normalize(w))
         gt = T.T @ gr
@@ -180,10 +188,12 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_ex
         sn = _norm(s)
         # converged: the step no longer moves the iterate, or the gradient is down to round-off
         done = (sn < STEP_TOL) | jnp.all(jnp.abs(ge) < GRAD_STOP)
+        # the least h the undamped quadratic model allows, with APART_SAFETY's room (not on a
+        # start's first model, which may be far from the minimum, unless it is converged there)
+        model_drop = jnp.where(l_lo > 0.0, 0.5 * jnp.sum(ge * ge / jnp.maximum(lams, TINY)), jnp.inf)
+        low = jnp.where((i >= 1) | done, fw - APART_SAFETY * model_drop, -jnp.inf)
         if apart_exit:  # (static) or certainly apart (APART_MARGIN)
-            model_drop = jnp.where(l_lo > 0.0, 0.5 * jnp.sum(ge * ge / jnp.maximum(lams, TINY)), jnp.inf)
-            # (not on a start's first model, which may be far from the minimum)
-            done = done | ((i >= 1) & (fw - APART_SAFETY * model_drop > 1.0 + APART_MARGIN))
+            done = done | ((i >= 1) & (low > 1.0 + APART_MARGIN))
         predicted = -(jnp.dot(gt, s) + 0.5 * s @ Ht @ s)  # decrease of h by the quadratic model
         big = sn > STEP_MAX
         s = s * jnp.where(big, STEP_MAX / jnp.where(big, sn, 1.0), 1.0)
@@ -203,7 +213,7 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_ex
         w = jnp.where(acc, w_try[j], w)
         fw = jnp.where(acc, f_try[j], fw)
         mu = jnp.where(acc & (j == 0), mu * MU_DOWN, jnp.where(acc, mu, mu * MU_UP))
-        return i + 1, w, fw, jnp.clip(mu, MU_MIN, MU_MAX), done
+        return i + 1, w, fw, jnp.clip(mu, MU_MIN, MU_MAX), done, low
 
     # At most `iters` iterations, fewer once the proposed step is below STEP_TOL (under vmap
     # the loop runs until the last problem of the buffer is done; finished ones are masked).
@@ -211,15 +221,15 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_ex
     # same iterates without a condition per iteration (an accelerator's choice,
     # core/control_flow.py). The loop is not differentiated: implicit_solver's rule gives
     # the derivatives.
-    carry = (jnp.asarray(0, jnp.int32), w, fw, mu, jnp.asarray(False))
+    carry = (jnp.asarray(0, jnp.int32), w, fw, mu, jnp.asarray(False), jnp.asarray(-jnp.inf, w.dtype))
     if unrolled:
         def masked(_, c):
             return jax.tree.map(lambda new, old: jnp.where(c[4], old, new), step(c), c)
 
-        _, w, fw, mu, _ = jax.lax.fori_loop(0, iters, masked, carry, unroll=True)
+        _, w, fw, mu, _, h_low = jax.lax.fori_loop(0, iters, masked, carry, unroll=True)
     else:
-        _, w, fw, mu, _ = jax.lax.while_loop(lambda c: (c[0] < iters) & ~c[4], step, carry)
-    return w, fw, mu
+        _, w, fw, mu, _, h_low = jax.lax.while_loop(lambda c: (c[0] < iters) & ~c[4], step, carry)
+    return w, fw, mu, h_low
 
 
 def _optimality(z, c, M, gauge, eps):
@@ -247,7 +257,8 @@ def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False, cutoff
     static (closed into gauge). gauge_derivatives(y, eps) -> (G, grad G, hess G), the closed
     forms of superellipsoid_derivatives.py, or None for automatic differentiation (used by the
     search only; the tangent rule differentiates `gauge`). Returns solve(c, M, w_cold, w_warm, eps) ->
-    (y, h(y), mu) like _solve_one; mu (the search's damping) has no derivative. cutoff (static):
+    (y, h(y), mu, h_low) like _solve_one; mu (the search's damping) and h_low (a bound used for a
+    decision) have no derivative. cutoff (static):
     the relative singular value below which the tangent leaves a direction out (below).
     """
 
@@ -260,7 +271,7 @@ def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False, cutoff
     def solve_jvp(primals, tangents):
         c, M, w_cold, w_warm, eps = primals
         dc, dM, _, _, deps = tangents
-        y, fy, mu = solve(c, M, w_cold, w_warm, eps)
+        y, fy, mu, h_low = solve(c, M, w_cold, w_warm, eps)
         g = lambda u: gauge(u, eps)  # noqa: E731
         gg = jax.grad(g)(y)
         gh = jax.grad(lambda u: g(c + M @ u))(y)
@@ -290,12 +301,30 @@ def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False, cutoff
         dz = jnp.where(ok, -(V @ (s / (s * s + lam2 * lam2) * (V.T @ (Js.T @ rhs)))), 0.0)
         dy = dz[:3]
         _, dfy = jax.jvp(lambda u, c_, M_, e_: gauge(c_ + M_ @ u, e_), (y, c, M, eps), (dy, dc, dM, deps))
-        return (y, fy, mu), (dy, dfy, jnp.zeros_like(mu))
+        return (y, fy, mu, h_low), (dy, dfy, jnp.zeros_like(mu), jnp.zeros_like(h_low))
 
     return solve
 
 
 # ----------------------------------------------------------------------------- public API
+
+
+def apart_gap(h_low, rho, ell1, Finv1, ell2, Finv2):
+    """A lower bound [m] of the distance between two bodies that a search proved apart, 0 where
+    it did not. h_low (2,): the searches' lower bounds of min G2 over surface 1 and of min G1
+    over surface 2 (`_solve_one`); rho: the unit shape's inner radius (Shape.inner_radius);
+    ell_k (3,) [m]: the surfaces' semi-axes; Finv_k (3, 3): F_k^-1.
+
+    Both bounds above 1 prove the bodies apart (each lies outside the other scaled by h_low
+    about its centre). Body k = r_k + F_k diag(ell_k) {G <= 1} contains the ball of radius
+    rho_k = rho min(ell_k) / |F_k^-1|_F about r_k (the smallest singular value of F_k
+    diag(ell_k) is at least min(ell_k) / |F_k^-1|_2), so the h-scaled body contains every
+    point within (h - 1) rho_k of it, and no point of body 1 is nearer body 2 than
+    (h_low[0] - 1) rho_2, nor any of body 2 nearer body 1 than (h_low[1] - 1) rho_1."""
+    h = jnp.where(h_low > 1.0, h_low, 1.0)  # finite everywhere (h_low may be -inf)
+    rho1 = rho * jnp.min(ell1) / _norm(Finv1)
+    rho2 = rho * jnp.min(ell2) / _norm(Finv2)
+    return jnp.where(jnp.all(h_low > 1.0), jnp.maximum((h[0] - 1.0) * rho2, (h[1] - 1.0) * rho1), 0.0)
 
 
 def cold_warm(dtype=jnp.float64):
@@ -379,7 +408,7 @@ def pair_geometry(
     w_warm = jnp.stack([warm[0:3], warm[3:6]])
     # derivatives of the contact points by the implicit function theorem (implicit_solver)
     solver = implicit_solver(gauge_eps, iters, deriv_eps, unrolled, tangent_cutoff, apart_exit)
-    y, hval, mu = jax.vmap(lambda *a: solver(*a, eps))(c, M, w_cold, w_warm)
+    y, hval, mu, h_low = jax.vmap(lambda *a: solver(*a, eps))(c, M, w_cold, w_warm)
     y1, y2 = y[0], y[1]
     T1 = r1 + b1.B @ y1
     T2 = r2 + b2.B @ y2
@@ -406,5 +435,8 @@ def pair_geometry(
 
     X1 = b1.Finv @ (T1 - r1)
     X2 = b2.Finv @ (T2 - r2)
-    warm_new = jnp.concatenate([y1, y2, mu])
+    rho = 0.0 if shape.inner_radius is None else shape.inner_radius(eps1, eps2)
+    gap = apart_gap(h_low, rho, shape.ellipsoid_scale * axes1, b1.Finv, shape.ellipsoid_scale * axes2, b2.Finv)
+    cert = jnp.concatenate([gap[None], r1, F1.reshape(9), r2, F2.reshape(9)])
+    warm_new = jnp.concatenate([y1, y2, mu, jax.lax.stop_gradient(cert)])
     return PairGeometry(candidate, touching, phi1, n1, T1, T2, X1, X2, residual, warm_new)

@@ -13,7 +13,8 @@ import jax.numpy as jnp
 from jaxmedusa.contact.types import Shape
 from jaxmedusa.core.safe_math import safe_pow, safe_sqrt
 
-__all__ = ["gauge", "is_static", "superellipsoid_gauge", "ellipsoid_gauge", "SUPERELLIPSOID", "ELLIPSOID"]
+__all__ = ["gauge", "is_static", "superellipsoid_gauge", "ellipsoid_gauge", "superellipsoid_inner_radius",
+           "ellipsoid_inner_radius", "SUPERELLIPSOID", "ELLIPSOID"]
 
 
 def is_static(x):
@@ -49,8 +50,20 @@ def superellipsoid_gauge(y, eps1=0.4, eps2=0.4):
     return safe_pow(f, 0.5 * eps1)
 
 
-SUPERELLIPSOID = Shape(name="superellipsoid", gauge=superellipsoid_gauge)
-ELLIPSOID = Shape(name="ellipsoid", gauge=ellipsoid_gauge)
+def superellipsoid_inner_radius(eps1=0.4, eps2=0.4):
+    """1 where both exponents are at most 1 (the unit superellipsoid then contains the unit
+    ball: with p = 2/eps >= 2, ||y||_p <= ||y||_2, and likewise for Barr's two-exponent form),
+    else 0 (no bound given)."""
+    return jnp.where(jnp.maximum(jnp.asarray(eps1), jnp.asarray(eps2)) <= 1.0, 1.0, 0.0)
+
+
+def ellipsoid_inner_radius(eps1=None, eps2=None):
+    """The unit ball itself: 1."""
+    return jnp.asarray(1.0)
+
+
+SUPERELLIPSOID = Shape(name="superellipsoid", gauge=superellipsoid_gauge, inner_radius=superellipsoid_inner_radius)
+ELLIPSOID = Shape(name="ellipsoid", gauge=ellipsoid_gauge, inner_radius=ellipsoid_inner_radius)
 
 
 def gauge(y, kind="superellipsoid", eps1=0.4, eps2=0.4):
