@@ -106,19 +106,21 @@ def _per_pair(x, shape):
     return jnp.broadcast_to(jnp.asarray(x).reshape(-1, 1), shape)
 
 
-def still_apart(warm, r1, F1, reach1, r2, F2, reach2):
+def still_apart(warm, r1, F1, ell1, r2, F2, ell2):
     """Whether a pair that its last search proved apart (narrow_phase.apart_gap, kept in the
-    warm vector with the bodies' r and F then) is still apart now (..., bool). A translation
-    of both bodies leaves their distance as it is; after the one that brings r2 back, every
-    material point X of body 1 has moved by at most |dr1 - dr2| + |dF1|_F |X| and every one of
-    body 2 by |dF2|_F |X|, with |X| <= reach_k (the shape lies in its box F diag(ell)
-    [-1, 1]^3: reach = |ell|), so the distance has shrunk by at most their sum."""
+    warm vector with the bodies' r and F then) is still apart now (..., bool); ell_k (..., 3)
+    [m] the contact surfaces' semi-axes. A translation of both bodies leaves their distance as
+    it is; after the one that brings r2 back, a material point X of body 1 has moved by at most
+    |dr1 - dr2| + |dF1 X| and one of body 2 by |dF2 X|, and |dF X| <= sum_i ell_i |dF[:, i]|
+    (the shape lies in its box, |X_i| <= ell_i), so the distance has shrunk by at most their sum."""
     c = warm[..., CERT:]
-    gap = c[..., 0]
+
+    def turned(F, F_then, ell):  # sum_i ell_i |column i of F - F_then| (F_then row-major)
+        d = F - F_then.reshape(F_then.shape[:-1] + (3, 3))
+        return jnp.sum(ell * safe_norm(d, axis=-2), axis=-1)
+
     d_r = safe_norm((r1 - c[..., 1:4]) - (r2 - c[..., 13:16]), axis=-1)
-    d_F1 = safe_norm(F1.reshape(F1.shape[:-2] + (9,)) - c[..., 4:13], axis=-1)
-    d_F2 = safe_norm(F2.reshape(F2.shape[:-2] + (9,)) - c[..., 16:25], axis=-1)
-    return gap - d_r - d_F1 * reach1 - d_F2 * reach2 > SKIP_MARGIN
+    return c[..., 0] - d_r - turned(F1, c[..., 4:13], ell1) - turned(F2, c[..., 16:25], ell2) > SKIP_MARGIN
 
 
 def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeometry:
@@ -165,9 +167,9 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
         inputs += tuple(_flat(_per_pair(e, (bsz, npair))) for e in eps)
     # a pair still apart by its last search's proof skips the search and keeps its warm vector
     # (while it holds, no force can act); the law then takes it as apart (far_terms)
-    reach = shape.ellipsoid_scale * jnp.linalg.norm(axes, axis=-1)  # [B, V]
-    skip = jax.lax.stop_gradient(still_apart(warm, r_pred[:, a], F_pred[:, a], reach[:, a], r_pred[:, b],
-                                             F_pred[:, b], reach[:, b]))
+    ell = shape.ellipsoid_scale * axes  # [B, V, 3]
+    skip = jax.lax.stop_gradient(still_apart(warm, r_pred[:, a], F_pred[:, a], ell[:, a], r_pred[:, b],
+                                             F_pred[:, b], ell[:, b]))
     default = jax.vmap(_far_apart)(batch, r_pred, warm)
     default = jax.tree.map(_flat, default._replace(warm=jnp.where(skip[..., None], warm, default.warm)))
     dense = dense_pairs(bsz * npair)  # an accelerator's small batch: no conditions (core/control_flow.py)

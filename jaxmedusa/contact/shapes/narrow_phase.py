@@ -309,21 +309,29 @@ def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False, cutoff
 # ----------------------------------------------------------------------------- public API
 
 
-def apart_gap(h_low, rho, ell1, Finv1, ell2, Finv2):
+def _smallest_stretch(F, Finv):
+    """A lower bound of F's smallest singular value: the larger of 1 / |F^-1|_F and, by Weyl's
+    inequality on F^T F = I + C, sqrt(1 - |C|_F) (tight for the near-rigid F of a vehicle,
+    where the first is 1/sqrt(3))."""
+    C = F.T @ F - jnp.eye(3)
+    return jnp.maximum(1.0 / _norm(Finv), _ssqrt(jnp.maximum(1.0 - _norm(C), 0.0)))
+
+
+def apart_gap(h_low, rho, ell1, F1, Finv1, ell2, F2, Finv2):
     """A lower bound [m] of the distance between two bodies that a search proved apart, 0 where
     it did not. h_low (2,): the searches' lower bounds of min G2 over surface 1 and of min G1
     over surface 2 (`_solve_one`); rho: the unit shape's inner radius (Shape.inner_radius);
-    ell_k (3,) [m]: the surfaces' semi-axes; Finv_k (3, 3): F_k^-1.
+    ell_k (3,) [m]: the surfaces' semi-axes; F_k, Finv_k (3, 3): F_k and its inverse.
 
     Both bounds above 1 prove the bodies apart (each lies outside the other scaled by h_low
     about its centre). Body k = r_k + F_k diag(ell_k) {G <= 1} contains the ball of radius
-    rho_k = rho min(ell_k) / |F_k^-1|_F about r_k (the smallest singular value of F_k
-    diag(ell_k) is at least min(ell_k) / |F_k^-1|_2), so the h-scaled body contains every
-    point within (h - 1) rho_k of it, and no point of body 1 is nearer body 2 than
-    (h_low[0] - 1) rho_2, nor any of body 2 nearer body 1 than (h_low[1] - 1) rho_1."""
+    rho_k = rho min(ell_k) s_k about r_k, s_k <= the smallest singular value of F_k
+    (`_smallest_stretch`), so the h-scaled body contains every point within (h - 1) rho_k of
+    it, and no point of body 1 is nearer body 2 than (h_low[0] - 1) rho_2, nor any of body 2
+    nearer body 1 than (h_low[1] - 1) rho_1."""
     h = jnp.where(h_low > 1.0, h_low, 1.0)  # finite everywhere (h_low may be -inf)
-    rho1 = rho * jnp.min(ell1) / _norm(Finv1)
-    rho2 = rho * jnp.min(ell2) / _norm(Finv2)
+    rho1 = rho * jnp.min(ell1) * _smallest_stretch(F1, Finv1)
+    rho2 = rho * jnp.min(ell2) * _smallest_stretch(F2, Finv2)
     return jnp.where(jnp.all(h_low > 1.0), jnp.maximum((h[0] - 1.0) * rho2, (h[1] - 1.0) * rho1), 0.0)
 
 
@@ -436,7 +444,7 @@ def pair_geometry(
     X1 = b1.Finv @ (T1 - r1)
     X2 = b2.Finv @ (T2 - r2)
     rho = 0.0 if shape.inner_radius is None else shape.inner_radius(eps1, eps2)
-    gap = apart_gap(h_low, rho, shape.ellipsoid_scale * axes1, b1.Finv, shape.ellipsoid_scale * axes2, b2.Finv)
+    gap = apart_gap(h_low, rho, shape.ellipsoid_scale * axes1, F1, b1.Finv, shape.ellipsoid_scale * axes2, F2, b2.Finv)
     cert = jnp.concatenate([gap[None], r1, F1.reshape(9), r2, F2.reshape(9)])
     warm_new = jnp.concatenate([y1, y2, mu, jax.lax.stop_gradient(cert)])
     return PairGeometry(candidate, touching, phi1, n1, T1, T2, X1, X2, residual, warm_new)
