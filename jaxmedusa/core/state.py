@@ -17,7 +17,7 @@ import numpy as np
 
 from jaxmedusa.core.pytree import pytree_dataclass
 
-CONTACT_WARM_SIZE = 33  # contact-search warm start per pair (contact/shapes/narrow_phase.py, WARM_SIZE)
+CONTACT_WARM_SIZE = 39  # contact-search warm start per pair (contact/shapes/narrow_phase.py, WARM_SIZE)
 # the crush law's state per contact: the largest overlap so far, then the overlaps of the last
 # two steps, from which it estimates the peak between samples (contact/laws/crush.py)
 CRUSH_MEMORY = 3

@@ -21,7 +21,7 @@ import pytest
 
 from jaxmedusa.build import build_batch
 from jaxmedusa.contact.broad_phase import compacted_map
-from jaxmedusa.contact.shapes.narrow_phase import pair_geometry
+from jaxmedusa.contact.shapes.narrow_phase import cold_warm, pair_geometry
 from jaxmedusa.core import Settings
 from jaxmedusa.core.control_flow import ENV, branchless, dense_pairs
 from jaxmedusa.io import load_scenario
@@ -71,7 +71,7 @@ def test_narrow_phase_unrolled_equals_early_exit(dy, yaw):
     axes = jnp.array([2.3, 0.9, 0.7])
     c, s = np.cos(yaw), np.sin(yaw)
     F2 = jnp.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-    args = (jnp.zeros(3), jnp.eye(3), axes, jnp.array([4.4, dy, 0.05]), F2, axes, jnp.zeros(8))
+    args = (jnp.zeros(3), jnp.eye(3), axes, jnp.array([4.4, dy, 0.05]), F2, axes, cold_warm())
     early = jax.jit(lambda *a: pair_geometry("superellipsoid", *a))(*args)
     masked = jax.jit(lambda *a: pair_geometry("superellipsoid", *a, unrolled=True))(*args)
     assert bool(early.touching)

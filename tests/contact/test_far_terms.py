@@ -16,6 +16,7 @@ import pytest
 
 from jaxmedusa.build import build_batch
 from jaxmedusa.contact.laws.crush import far_terms, pair_terms
+from jaxmedusa.contact.shapes import WARM_SIZE
 from jaxmedusa.contact.stage import _far_apart
 from jaxmedusa.contact.types import Motion
 from jaxmedusa.io import load_scenario
@@ -50,7 +51,7 @@ def test_far_terms_equal_pair_terms_of_the_far_geometry(seed):
     p1, p2 = (jax.tree.map(lambda x: x[k], item.vehicle) for k in (0, 1))
 
     def both(r_, F_, v_, W_, mem, g):
-        geom = jax.tree.map(lambda x: x[0], _far_apart(item, r_, jnp.zeros((1, 8))))
+        geom = jax.tree.map(lambda x: x[0], _far_apart(item, r_, jnp.zeros((1, WARM_SIZE))))
         m1, m2 = Motion(v_[0], W_[0], r_[0], F_[0]), Motion(v_[1], W_[1], r_[1], F_[1])
         return pair_terms(geom, g, mem, m1, m2, p1, p2, item.contact), far_terms(g, mem, m1, m2, p1, p2, item.contact)
 

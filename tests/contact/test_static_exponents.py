@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from jaxmedusa.build import build_batch
-from jaxmedusa.contact.shapes.narrow_phase import ROUNDOFF, pair_geometry
+from jaxmedusa.contact.shapes.narrow_phase import ROUNDOFF, cold_warm, pair_geometry
 from jaxmedusa.contact.stage import batch_geometry
 from jaxmedusa.core import Settings
 from jaxmedusa.core.pytree import replace
@@ -61,7 +61,7 @@ def test_static_and_traced_exponents_give_the_same_contact():
     yaw = jnp.asarray(rng.uniform(-0.6, 0.6, n))
 
     def geom(r2, y, e):
-        return pair_geometry("superellipsoid", jnp.zeros(3), jnp.eye(3), AXES, r2, _yawed(y), AXES, jnp.zeros(8), *e)
+        return pair_geometry("superellipsoid", jnp.zeros(3), jnp.eye(3), AXES, r2, _yawed(y), AXES, cold_warm(), *e)
 
     static = jax.jit(jax.vmap(lambda r2, y: geom(r2, y, (0.4, 0.4))))(d, yaw)
     traced = jax.jit(jax.vmap(geom))(d, yaw, (jnp.full(n, 0.4), jnp.full(n, 0.4)))

@@ -55,10 +55,12 @@ DEFAULT_ITERS = 8
 # each search ended at: a diagnostic, not read back (docs/medusa-notes.md, "Warm start and
 # rounding", says why); then the apart certificate of the last search (`apart_gap`): the gap
 # [m] it proved (0: none), and the r1 (3), F1 (9, row-major), r2 (3), F2 (9) it holds for;
-# contact/stage.py skips the search while the bodies have moved less than that gap since
+# contact/stage.py skips the search while the bodies have moved less than that gap since;
+# then y1, y2 of the search before the last (the extrapolated start, `_solve_one`)
 # (core.state.CONTACT_WARM_SIZE)
 CERT = 8  # where the certificate starts in the warm vector
-WARM_SIZE = CERT + 1 + 24
+PREV = CERT + 1 + 24  # where the search before the last's points start
+WARM_SIZE = PREV + 6
 
 # The damping of a step along an eigenvector of the tangent Hessian (_solve_one's docstring):
 MU0 = 1e-9  # the adaptive LM part's start, every call [-]
@@ -102,7 +104,7 @@ def _tangent_basis(u):
     return jnp.stack([t1, t2], axis=1)
 
 
-def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_exit=False):
+def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_exit=False, w_prev=None):
     """min over the unit surface {G(y) = 1} of h(y) = G(c + M y) (the other body's gauge).
 
     Radial parameterisation y = w / G(w), so every iterate lies on the surface exactly; each
@@ -147,14 +149,21 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_ex
     h = lambda w: g(c + M @ y_of(w))  # noqa: E731
 
     # Starts: the warm start, the point on the line of centres, and the corner of the unit
-    # box facing the other body; take the one with the smallest h.
+    # box facing the other body, and with w_prev (the search before the warm start's) the warm
+    # start extrapolated by the last two answers' difference (a contact point sliding along a
+    # face moves on by about as much each step); take the one with the smallest h.
     warm_ok = jnp.sum(w_warm * w_warm) > TINY
     w_cold = _normalize(w_cold)
     corner = jnp.sign(w_cold) + 1e-3 * w_cold  # (+-1, +-1, +-1), nudged off exact symmetry
-    starts = jnp.stack([jnp.where(warm_ok, w_warm, w_cold), w_cold, corner])
-    starts = jax.vmap(y_of)(starts)
+    candidates = [jnp.where(warm_ok, w_warm, w_cold), w_cold, corner]
+    if w_prev is not None:
+        prev_ok = warm_ok & (jnp.sum(w_prev * w_prev) > TINY)
+        candidates.append(jnp.where(prev_ok, 2.0 * w_warm - w_prev, w_cold))
+    starts = jax.vmap(y_of)(jnp.stack(candidates))
     hs = jax.vmap(h)(starts)
     hs = hs.at[0].set(jnp.where(warm_ok, hs[0], jnp.inf))
+    if w_prev is not None:
+        hs = hs.at[3].set(jnp.where(prev_ok, hs[3], jnp.inf))
     i0 = jnp.argmin(hs)
     w = starts[i0]
     fw = hs[i0]
@@ -256,22 +265,22 @@ def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False, cutoff
     gauge(y, eps) -> G(y); eps: a tuple of traced squareness exponents, or () when they are
     static (closed into gauge). gauge_derivatives(y, eps) -> (G, grad G, hess G), the closed
     forms of superellipsoid_derivatives.py, or None for automatic differentiation (used by the
-    search only; the tangent rule differentiates `gauge`). Returns solve(c, M, w_cold, w_warm, eps) ->
+    search only; the tangent rule differentiates `gauge`). Returns solve(c, M, w_cold, w_warm, w_prev, eps) ->
     (y, h(y), mu, h_low) like _solve_one; mu (the search's damping) and h_low (a bound used for a
     decision) have no derivative. cutoff (static):
     the relative singular value below which the tangent leaves a direction out (below).
     """
 
     @jax.custom_jvp
-    def solve(c, M, w_cold, w_warm, eps):
+    def solve(c, M, w_cold, w_warm, w_prev, eps):
         dG = None if gauge_derivatives is None else (lambda u: gauge_derivatives(u, eps))
-        return _solve_one(c, M, w_cold, w_warm, lambda u: gauge(u, eps), iters, dG, unrolled, apart_exit)
+        return _solve_one(c, M, w_cold, w_warm, lambda u: gauge(u, eps), iters, dG, unrolled, apart_exit, w_prev)
 
     @solve.defjvp
     def solve_jvp(primals, tangents):
-        c, M, w_cold, w_warm, eps = primals
-        dc, dM, _, _, deps = tangents
-        y, fy, mu, h_low = solve(c, M, w_cold, w_warm, eps)
+        c, M, w_cold, w_warm, w_prev, eps = primals
+        dc, dM, _, _, _, deps = tangents
+        y, fy, mu, h_low = solve(c, M, w_cold, w_warm, w_prev, eps)
         g = lambda u: gauge(u, eps)  # noqa: E731
         gg = jax.grad(g)(y)
         gh = jax.grad(lambda u: g(c + M @ u))(y)
@@ -414,9 +423,10 @@ def pair_geometry(
     M = jnp.stack([b2.A @ b1.B, b1.A @ b2.B])
     w_cold = jnp.stack([b1.A @ (r2 - r1), b2.A @ (r1 - r2)])
     w_warm = jnp.stack([warm[0:3], warm[3:6]])
+    w_prev = jnp.stack([warm[PREV:PREV + 3], warm[PREV + 3:PREV + 6]])
     # derivatives of the contact points by the implicit function theorem (implicit_solver)
     solver = implicit_solver(gauge_eps, iters, deriv_eps, unrolled, tangent_cutoff, apart_exit)
-    y, hval, mu, h_low = jax.vmap(lambda *a: solver(*a, eps))(c, M, w_cold, w_warm)
+    y, hval, mu, h_low = jax.vmap(lambda *a: solver(*a, eps))(c, M, w_cold, w_warm, w_prev)
     y1, y2 = y[0], y[1]
     T1 = r1 + b1.B @ y1
     T2 = r2 + b2.B @ y2
@@ -446,5 +456,5 @@ def pair_geometry(
     rho = 0.0 if shape.inner_radius is None else shape.inner_radius(eps1, eps2)
     gap = apart_gap(h_low, rho, shape.ellipsoid_scale * axes1, F1, b1.Finv, shape.ellipsoid_scale * axes2, F2, b2.Finv)
     cert = jnp.concatenate([gap[None], r1, F1.reshape(9), r2, F2.reshape(9)])
-    warm_new = jnp.concatenate([y1, y2, mu, jax.lax.stop_gradient(cert)])
+    warm_new = jnp.concatenate([y1, y2, mu, jax.lax.stop_gradient(cert), warm[0:6]])
     return PairGeometry(candidate, touching, phi1, n1, T1, T2, X1, X2, residual, warm_new)
