@@ -168,8 +168,7 @@ def batch_geometry(batch, r_pred, F_pred, warm, settings: Settings) -> PairGeome
     # a pair still apart by its last search's proof skips the search and keeps its warm vector
     # (while it holds, no force can act); the law then takes it as apart (far_terms)
     ell = shape.ellipsoid_scale * axes  # [B, V, 3]
-    skip = jax.lax.stop_gradient(still_apart(warm, r_pred[:, a], F_pred[:, a], ell[:, a], r_pred[:, b],
-                                             F_pred[:, b], ell[:, b]))
+    skip = still_apart(warm, r_pred[:, a], F_pred[:, a], ell[:, a], r_pred[:, b], F_pred[:, b], ell[:, b])
     default = jax.vmap(_far_apart)(batch, r_pred, warm)
     default = jax.tree.map(_flat, default._replace(warm=jnp.where(skip[..., None], warm, default.warm)))
     dense = dense_pairs(bsz * npair)  # an accelerator's small batch: no conditions (core/control_flow.py)
