@@ -2,7 +2,7 @@
 crush law (`jaxmedusa sweep`, whole process, compile included) against the original C
 program's best case on the same two cores (its offset example, two copies at once).
 
-    python benchmarks/study_vs_c.py [--n 256] [--warm 1] [--json out.json]
+    python benchmarks/study_vs_c.py [--n 256] [--warm 1] [--batch B] [--json out.json]
 
 1. C: `medusa_c_baseline.time_c_offset(cores=2, runs=1)`: two copies of the 1999 program
    (benchmarks/medusa_c, built on first use) run the report's offset example (3 s) at once,
@@ -12,7 +12,9 @@ program's best case on the same two cores (its offset example, two copies at onc
    with an empty cache folder (cold: imports, tracing, compilation and the run), then `--warm`
    more times with that folder (a user's second sweep); throughput = N / wall. Two ways
    (`--ways`), alternating: "one chunk" (`--batch N`, JAXMEDUSA_WORKERS=1: one chunk of N on
-   one core, as before study/workers.py) and "side by side" (the default: a chunk per core).
+   one core, as before study/workers.py) and "side by side" (the default: a chunk per core;
+   `--batch B` sets its chunk size, e.g. `--n 4096 --batch 256`: the shipped study's size, over
+   which the compile is spread; default the study's own choice, study/runner.auto_batch_size).
 3. `--base REV`: the same sweeps, alternating, with the code of an earlier commit too (its tree
    exported with git archive, run as `python -m jaxmedusa_cli.app` on PYTHONPATH=that tree), so
    that a speed-up over that code is measured side by side, compile included.
@@ -60,12 +62,14 @@ def export_tree(rev: str, into: Path) -> Path:
     return into
 
 
-def sweep(study: Path, n: int, folder: Path, run: str, way: str, tree: Path | None = None, label: str = "") -> dict:
+def sweep(study: Path, n: int, folder: Path, run: str, way: str, tree: Path | None = None, label: str = "",
+          batch: int | None = None) -> dict:
     tag = f"{way.replace(' ', '')}-{label}"
     out = folder / f"out-{tag}-{run.replace(' ', '')}"
     args, env = WAYS[way]
     cache = folder / f"cache-{tag}"
-    cmd = ["sweep", str(study), *args(n), "--no-progress", "--out", str(out)]
+    chunk = ["--batch", str(batch)] if batch and way == "side by side" else []
+    cmd = ["sweep", str(study), *args(n), *chunk, "--no-progress", "--out", str(out)]
     if tree is None:
         cmd = jaxmedusa_command(*cmd)
     else:  # an earlier commit's code, by path (run in its folder: `python -m` puts the working folder first)
@@ -82,6 +86,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=256)
     ap.add_argument("--warm", type=int, default=1)
     ap.add_argument("--ways", nargs="+", default=list(WAYS), choices=list(WAYS))
+    ap.add_argument("--batch", type=int, default=None, help="chunk size of the side-by-side sweeps")
     ap.add_argument("--base", default=None, help="also run the sweeps with this commit's code, alternating")
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
@@ -99,7 +104,7 @@ def main(argv=None):
         for k in range(1 + a.warm):
             for way in a.ways:
                 for tree, label in trees:
-                    row = sweep(study, a.n, Path(tmp), "cold" if k == 0 else f"warm {k}", way, tree, label)
+                    row = sweep(study, a.n, Path(tmp), "cold" if k == 0 else f"warm {k}", way, tree, label, a.batch)
                     row["ratio_to_c"] = round(row["scenarios_per_s"] / c_rate, 2)
                     rows.append(row)
                     print(json.dumps(row), flush=True)
