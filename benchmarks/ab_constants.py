@@ -1,7 +1,7 @@
 """The offset study's chunk with module constants changed, against the code as it is, in one process.
 
     python benchmarks/ab_constants.py jaxmedusa.contact.broad_phase:CAPACITY_DIVISOR=32 --rounds 8
-    python benchmarks/ab_constants.py jaxmedusa.contact.shapes.narrow_phase:DEFAULT_ITERS=4 --batch 16 --end-time 0.5
+    python benchmarks/ab_constants.py jaxmedusa.contact.broad_phase:MIN_CAPACITY=4 --batch 16 --end-time 0.3 --rounds 2
 
 Each VARIANT is `module:NAME=value` (several joined by `,` change together); the value is a
 Python literal of the constant's type. Builds the study's first B scenarios (default
