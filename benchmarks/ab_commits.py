@@ -59,9 +59,13 @@ def run_tree(tree: Path, args, metrics: Path | None = None) -> dict:
 
 def compare_metrics(a: Path, b: Path) -> str:
     """'the same bits', or the largest relative difference of the metrics both trees report."""
-    ma, mb = np.load(a), np.load(b)
+    return metrics_difference(dict(np.load(a)), dict(np.load(b)))
+
+
+def metrics_difference(ma: dict, mb: dict) -> str:
+    """'the same bits', or the largest relative difference of the metrics {name: array} both hold."""
     worst, name = 0.0, None
-    for k in sorted(set(ma.files) & set(mb.files)):
+    for k in sorted(set(ma) & set(mb)):
         x, y = np.asarray(ma[k], float), np.asarray(mb[k], float)
         if x.shape != y.shape:
             return f"{k}: shapes {x.shape} and {y.shape}"
@@ -70,7 +74,7 @@ def compare_metrics(a: Path, b: Path) -> str:
         d = float(np.nanmax(np.abs(x - y) / np.maximum(np.maximum(np.abs(x), np.abs(y)), 1e-300)))
         if d > worst:
             worst, name = d, k
-    common = set(ma.files) & set(mb.files)
+    common = set(ma) & set(mb)
     if not common:
         return "no metric in common"
     return f"the same bits ({len(common)} metrics)" if name is None else f"max relative difference {worst:.1e} ({name})"

@@ -38,6 +38,7 @@ import numpy as np  # noqa: E402
 
 from jaxmedusa import study as S  # noqa: E402
 from jaxmedusa.study.runner import run_batch  # noqa: E402
+from ab_commits import metrics_difference  # noqa: E402
 from offset_layers import build_chunk  # noqa: E402
 
 
@@ -56,16 +57,6 @@ def parse_variant(text: str) -> list[tuple[object, str, object]]:
         old = getattr(mod, name)
         out.append((mod, name, type(old)(ast.literal_eval(literal))))
     return out
-
-
-def relative_difference(a: dict, b: dict) -> str:
-    worst = 0.0
-    for k in a:
-        x, y = np.asarray(a[k], float), np.asarray(b[k], float)
-        if not np.array_equal(x, y, equal_nan=True):
-            d = np.abs(x - y) / np.maximum(np.maximum(np.abs(x), np.abs(y)), 1e-300)
-            worst = max(worst, float(np.nanmax(d)))
-    return "the same bits" if worst == 0.0 else f"max relative difference {worst:.1e}"
 
 
 def main(argv=None):
@@ -121,7 +112,7 @@ def main(argv=None):
     print("|---|---|---|---|---|---|")
     for name in names:
         t = np.asarray(times[name])
-        same = "-" if name == "base" else relative_difference(metrics["base"], metrics[name])
+        same = "-" if name == "base" else metrics_difference(metrics["base"], metrics[name])
         print(f"| {name} | {first_call[name]:.1f} | {np.median(t):.3f} | {t.min():.3f} | "
               f"{np.median(t / base):.3f} | {same} |")
 

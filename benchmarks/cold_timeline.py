@@ -24,6 +24,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -32,8 +33,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def child(argv: list[str], min_compile: float) -> None:
     """In the sweep's own process: wrap, run the CLI, print the events as one JSON line."""
-    import threading
-
     t_start = time.perf_counter()
     events = []
 
