@@ -70,7 +70,8 @@ from jaxmedusa.contact.stage import batch_geometry, contact_stage  # noqa: E402
 from jaxmedusa.contact.types import ContactTerms  # noqa: E402
 from jaxmedusa.core.pytree import replace  # noqa: E402
 from jaxmedusa.physics.tire import tire_forces, tire_sliding  # noqa: E402
-from jaxmedusa.solver.simulate import _end_condition, _step_batch, batch_map, init_metrics  # noqa: E402
+from jaxmedusa.solver.simulate import _end_condition, _step_batch, init_metrics  # noqa: E402
+from jaxmedusa.solver.trackers import batch_map  # noqa: E402
 from jaxmedusa.solver.step import corrector, predict, rates_of_vehicles, scenario_step, step_status  # noqa: E402
 from jaxmedusa.solver.step_control import STEP_CONTROLS, StepProposal  # noqa: E402
 from offset_layers import build_chunk  # noqa: E402

@@ -50,7 +50,7 @@ from jaxmedusa.analysis.step_counts import EPISODE_GAP
 from jaxmedusa.core.safe_math import TINY, safe_norm
 from jaxmedusa.io.cdc import AREAS, BACK, FRONT, LEFT, RIGHT, cdc_string
 
-__all__ = ["DamageTracker", "DamageState", "damage_summary", "damage_rows", "cdc_string", "cdc_codes",
+__all__ = ["DamageTracker", "DamageState", "RowWrite", "dense_rows", "write_rows", "damage_summary", "damage_rows", "cdc_string", "cdc_codes",
            "SLOTS", "N_BINS", "N_STATIONS", "AREAS", "FRONT", "BACK", "LEFT", "RIGHT", "WIDE_DAMAGE"]
 
 SLOTS = 3  # collisions kept per vehicle (later ones fold into the last)
@@ -121,9 +121,19 @@ class DamageTracker:
                            collisions=jnp.zeros((n,), jnp.int32), last_contact=jnp.full((n,), -1.0))
 
     def update(self, m: DamageState, batch_item, state, info) -> DamageState:
+        new, rows = self.update_deferred(m, batch_item, state, info)
+        if rows is None:
+            return new
+        return new._replace(bins=dense_rows(m.bins, rows, batch_item.vehicle.contact_axes))
+
+    def update_deferred(self, m: DamageState, batch_item, state, info):
+        """`update` without the stations' rows: (DamageState with m's bins, RowWrite (V,) of
+        what the rows take this step), or (m, None) on a step without crash records. The rows
+        are then written by `dense_rows` (one scenario) or `write_rows` (a batch, in place:
+        analysis.outcomes.Outcomes.update_batch)."""
         cr = info.crash
         if cr is None or cr.X is None:
-            return m
+            return m, None
         vs = state.vehicles
         t = state.clock.t
         ok = info.accepted & batch_item.valid
@@ -135,16 +145,11 @@ class DamageTracker:
         slot = collisions - 1 if self.first_only else jnp.clip(collisions - 1, 0, SLOTS - 1)
         in_slot = hit[:, None] & (jnp.arange(self.slots)[None, :] == slot[:, None])  # (V, slots)
 
-        # stations inside the engaged interval take the contact's residual crush
+        # the stations inside the engaged interval will take the contact's residual crush
         face = face_of(cr.normal)  # (V,)
         kind = (face >= LEFT).astype(jnp.int32)
-        centre = jnp.where(kind == 0, cr.X[:, 1], cr.X[:, 0])  # [m] along the face
-        stations = jax.vmap(station_centres)(batch_item.vehicle.contact_axes)  # (V, 2, N_BINS)
-        s = jnp.take_along_axis(stations, kind[:, None, None], axis=1)[:, 0]  # (V, N_BINS)
-        inside = jnp.abs(s - centre[:, None]) <= 0.5 * cr.width[:, None]
-        on_face = jnp.arange(4)[None, :] == face[:, None]  # (V, 4)
-        mask = in_slot[:, :, None, None] & on_face[:, None, :, None] & inside[:, None, None, :]
-        bins = jnp.where(mask, jnp.maximum(m.bins, cr.residual[:, None, None, None]), m.bins)
+        rows = RowWrite(write=jnp.any(in_slot, axis=1), slot=jnp.clip(slot, 0, self.slots - 1), face=face,
+                        centre=jnp.where(kind == 0, cr.X[:, 1], cr.X[:, 0]), width=cr.width, residual=cr.residual)
 
         # force-weighted normal and this collision's delta-V
         w = jnp.where(hit, cr.load, 0.0)
@@ -155,10 +160,89 @@ class DamageTracker:
         started = m.collisions > 0
         into = jnp.where(hit | started, slot, -1)  # delta-V between contacts goes to the current collision
         sel = (jnp.arange(self.slots)[None, :] == into[:, None]) & ok[:, None]
-        return DamageState(bins=bins, normal=normal,
-                           dv_world=m.dv_world + jnp.where(sel[..., None], dv[:, None, :], 0.0),
-                           dv_body=m.dv_body + jnp.where(sel[..., None], dv_b[:, None, :], 0.0),
-                           collisions=collisions, last_contact=jnp.where(hit, t, m.last_contact))
+        new = DamageState(bins=m.bins, normal=normal,
+                          dv_world=m.dv_world + jnp.where(sel[..., None], dv[:, None, :], 0.0),
+                          dv_body=m.dv_body + jnp.where(sel[..., None], dv_b[:, None, :], 0.0),
+                          collisions=collisions, last_contact=jnp.where(hit, t, m.last_contact))
+        return new, rows
+
+
+class RowWrite(NamedTuple):
+    """What one step's contact leaves in a vehicle's stations (leaves (V,); [B, V] batched):
+    write: the vehicle touches and its collision has a slot; slot, face (int32): the row;
+    centre [m]: the force point along the face (the stations' coordinate); width [m]: the
+    engaged width; residual [m]: the contact's residual crush."""
+
+    write: jnp.ndarray
+    slot: jnp.ndarray
+    face: jnp.ndarray
+    centre: jnp.ndarray
+    width: jnp.ndarray
+    residual: jnp.ndarray
+
+
+def _row_after(row, s, rows: RowWrite):
+    """One row of stations at coordinates s after the contact (RowWrite leaves of one vehicle):
+    the stations inside the engaged interval take the larger of their crush and the residual."""
+    inside = jnp.abs(s - rows.centre) <= 0.5 * rows.width
+    return jnp.where(inside, jnp.maximum(row, rows.residual), row)
+
+
+def dense_rows(bins, rows: RowWrite, axes):
+    """bins (V, slots, 4, N_BINS) [m] after one step of one scenario: every station of every
+    row selected (rows (V,), axes (V, 3) the contact semi-axes)."""
+    kind = (rows.face >= LEFT).astype(jnp.int32)
+    stations = jax.vmap(station_centres)(axes)  # (V, 2, N_BINS)
+    s = jnp.take_along_axis(stations, kind[:, None, None], axis=1)[:, 0]  # (V, N_BINS)
+    inside = jnp.abs(s - rows.centre[:, None]) <= 0.5 * rows.width[:, None]
+    in_slot = rows.write[:, None] & (jnp.arange(bins.shape[1])[None, :] == rows.slot[:, None])
+    on_face = jnp.arange(4)[None, :] == rows.face[:, None]  # (V, 4)
+    mask = in_slot[:, :, None, None] & on_face[:, None, :, None] & inside[:, None, None, :]
+    return jnp.where(mask, jnp.maximum(bins, rows.residual[:, None, None, None]), bins)
+
+
+# Rows written a round at a time (a condition per round skips the rounds not needed), as
+# contact.broad_phase.compacted_map packs its pairs.
+ROW_ROUND = 16
+
+
+def write_rows(bins, rows: RowWrite, axes):
+    """bins [B, V, slots, 4, N_BINS] [m] after one step of a batch, the same values as
+    `dense_rows` on each scenario (rows leaves [B, V], axes [B, V, 3]), but in place: only the
+    rows of vehicles that write (rows.write) are read and written, one row of N_BINS stations
+    each (dynamic slices: no scatter, which would keep XLA from compiling the time loop whole,
+    core/xla_flags.py). Why: the dense select over every station of the batch, every step,
+    was about a tenth of a contact step of the crush-law offset study on a 2-core Intel Xeon
+    (B = 256; benchmarks/RESULTS.md), while a few vehicles touch at a time."""
+    nb, nv = rows.write.shape
+    n = nb * nv
+    flat = jax.tree.map(lambda x: x.reshape((n,) + x.shape[2:]), rows)
+    axes = axes.reshape((n, 3))
+    cap = min(n, ROW_ROUND)
+    rounds = -(-n // cap)
+    filled = jnp.cumsum(flat.write.astype(jnp.int32))
+    count = filled[-1]
+    # idx[j]: the j-th writing vehicle (n past the last), as compacted_map finds its pairs
+    idx = jnp.searchsorted(filled, jnp.arange(1, rounds * cap + 1, dtype=jnp.int32), side="left",
+                           method="scan").astype(jnp.int32)
+
+    # bins keeps its shape: reshaped to [B V, ...], the carry was copied twice a step to a
+    # layout of XLA's choosing and back (the slot axis has size 1)
+    def write_one(j, out):
+        k = jnp.minimum(idx[j], n - 1)
+        one = jax.tree.map(lambda x: x[k], flat)
+        kind = (one.face >= LEFT).astype(jnp.int32)
+        s = station_centres(axes[k])[kind]
+        start = tuple(jnp.asarray(i, jnp.int32) for i in (k // nv, k % nv, one.slot, one.face, 0))
+        row = jax.lax.dynamic_slice(out, start, (1, 1, 1, 1, N_BINS))[0, 0, 0, 0]
+        new = jnp.where(j < count, _row_after(row, s, one), row)  # a round's padding writes its row back
+        return jax.lax.dynamic_update_slice(out, new[None, None, None, None], start)
+
+    def one_round(r, out):
+        return jax.lax.cond(r * cap < count, lambda o: jax.lax.fori_loop(r * cap, (r + 1) * cap, write_one, o),
+                            lambda o: o, out)
+
+    return jax.lax.fori_loop(0, rounds, one_round, bins)
 
 
 # ----------------------------------------------------------------------------- summaries (jnp)

@@ -98,7 +98,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmedusa.contact.articulation import JACKKNIFE_DEG, articulation
-from jaxmedusa.analysis.damage import DamageState, DamageTracker, first_collision_metrics
+from jaxmedusa.analysis.damage import DamageState, DamageTracker, dense_rows, first_collision_metrics, write_rows
 from jaxmedusa.analysis.rest import REST_METRICS, RestState, RestTracker
 from jaxmedusa.analysis.sway import SWAY_START, SwayPeaks, peaks_init, peaks_rate, peaks_update
 from jaxmedusa.analysis.step_counts import EPISODE_GAP, Counts, StepCounts
@@ -108,6 +108,7 @@ from jaxmedusa.core.safe_math import TINY, heading, safe_norm, safe_sqrt
 from jaxmedusa.core.state import pair_indices
 from jaxmedusa.physics import road as road_mod
 from jaxmedusa.physics.vehicle import energy_total
+from jaxmedusa.solver.trackers import batch_map, masked
 
 __all__ = ["Outcomes", "OutcomeState", "outcome_arrays", "VEHICLE_METRICS", "SCENARIO_METRICS",
            "LANE_WIDTH", "summarize_batch", "yaw_rate_of", "clock_hour"]
@@ -297,6 +298,28 @@ class Outcomes:
 
     def update(self, m: OutcomeState, batch_item, state, info) -> OutcomeState:
         """Fold one step (state after the step, StepInfo of the step) into the accumulators."""
+        new, rows = self._update(m, batch_item, state, info)
+        if rows is None:
+            return new
+        bins = dense_rows(m.damage.bins, rows, batch_item.vehicle.contact_axes)
+        return new._replace(damage=new.damage._replace(bins=bins))
+
+    def update_batch(self, m: OutcomeState, batch, state, info, active) -> OutcomeState:
+        """`update` of every scenario of a batch where `active` [B] (None: all), the others'
+        accumulators unchanged (solver.trackers.update_batch): the damage rows written in
+        place for the vehicles that touch (analysis.damage.write_rows), the rest vmapped."""
+        new, rows = batch_map(self._update)(m, batch, state, info)
+        new = masked(new, m, active)  # (the rows are m's: the select drops out)
+        if rows is None:
+            return new
+        if active is not None:
+            rows = rows._replace(write=rows.write & active[:, None])
+        bins = write_rows(m.damage.bins, rows, batch.vehicle.contact_axes)
+        return new._replace(damage=new.damage._replace(bins=bins))
+
+    def _update(self, m: OutcomeState, batch_item, state, info):
+        """`update` with the damage rows left as they were: (OutcomeState, the rows' RowWrite
+        (analysis.damage.DamageTracker.update_deferred) or None)."""
         vs = state.vehicles
         n = vs.r.shape[0]
         acc = info.accepted
@@ -338,6 +361,8 @@ class Outcomes:
         h = heading(vs.F)
         turned = m.turned + _wrap(h - m.heading)
         lat = jnp.abs(_laterals(batch_item, vs) - m.lateral0)
+        damage, rows = (self.damage_tracker().update_deferred(m.damage, batch_item, state, info) if self.damage
+                        else (None, None))
         return OutcomeState(
             **_crash_update(m, info, vs, acc & valid, dt),
             first_contact=first, last_contact=last, duration=duration, episodes=episodes, touching=new_touch,
@@ -345,11 +370,11 @@ class Outcomes:
             heading=h, turned=turned, max_turn=jnp.maximum(m.max_turn, jnp.abs(turned)),
             lateral0=m.lateral0, max_lateral=jnp.maximum(m.max_lateral, lat), energy0=m.energy0,
             counts=StepCounts(self.episode_gap).update(m.counts, batch_item, state, info),
-            damage=self.damage_tracker().update(m.damage, batch_item, state, info) if self.damage else None,
+            damage=damage,
             articulation=jnp.maximum(m.articulation, jnp.abs(art)),
             sway=None if m.sway is None else peaks_update(m.sway, t, art, self.sway_start, acc),
             rest=RestTracker().update(m.rest, batch_item, state, info) if self.rest else None,
-        )
+        ), rows
 
     def summarize(self, m: OutcomeState, batch_item, state) -> dict:
         """Metrics of one scenario (module docstring) from its accumulators and final state."""

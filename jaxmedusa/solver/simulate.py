@@ -51,7 +51,7 @@ from jaxmedusa.physics.vehicle import energy_medusa, energy_total
 from jaxmedusa.solver import end_condition, save_grid
 from jaxmedusa.solver.step import predict, rates_of_vehicles, scenario_step
 from jaxmedusa.solver.step_control import STEP_CONTROLS
-from jaxmedusa.solver.trackers import reads_rest_clock
+from jaxmedusa.solver.trackers import masked, reads_rest_clock, update_batch
 
 __all__ = ["simulate", "simulate_fixed", "advance", "cached_advance", "finish", "init_metrics", "cached_init_metrics",
            "Samples", "SimResult", "ADJOINTS"]
@@ -88,25 +88,6 @@ def _running(state: SimState, settings: Settings):
     return control.running(state.clock, settings) & (state.clock.status == Status.OK)
 
 
-def batch_map(f, in_axes=0):
-    """jax.vmap(f, in_axes) over the batch axis; for a batch of one, f on the squeezed item
-    (outputs given their axis back). Why: vmap turns a write at a per-scenario index (a
-    tracker's record rows, lax.dynamic_update_slice) into a batched scatter, which XLA's CPU
-    backend copies whole inside the while loop (with the crash pulse's record that was ~0.8 s
-    of the offset example's 2.5 s compiled run, benchmarks/RESULTS.md) and which keeps XLA
-    from compiling the loop whole (core/xla_flags.py). The batch size is static."""
-
-    def call(*args):
-        axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
-        sizes = {x.shape[0] for a, ax in zip(args, axes) if ax is not None for x in jax.tree.leaves(a)}
-        if sizes != {1}:
-            return jax.vmap(f, in_axes=in_axes)(*args)
-        item = [a if ax is None else jax.tree.map(lambda x: x[0], a) for a, ax in zip(args, axes)]
-        return jax.tree.map(lambda x: x[None], f(*item))
-
-    return call
-
-
 def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
     """One step of every scenario where `active` [B] (None: all of them), then the tracker
     update."""
@@ -122,16 +103,12 @@ def _step_batch(batch: Batch, carry, active, settings: Settings, tracker):
     else:
         new, info = jax.vmap(scenario_step, in_axes=(0, 0, None))(batch, state, settings)
 
-    def pick(n, o):
-        return n if active is None else jnp.where(active.reshape(active.shape + (1,) * (n.ndim - 1)), n, o)
-
     with jax.named_scope("masking"):
-        old, state = state, jax.tree.map(pick, new, state)
+        old, state = state, masked(new, state, active)
         state = _end_condition(batch, old, state, settings, reads_rest_clock(tracker))
     if tracker is not None:
         with jax.named_scope("trackers"):
-            updated = batch_map(tracker.update)(metrics, batch, state, info)
-            metrics = jax.tree.map(pick, updated, metrics)
+            metrics = update_batch(tracker, metrics, batch, state, info, active)
     return state, metrics
 
 

@@ -7,7 +7,14 @@ vmaps over the batch:
     update(M, batch_item, state, info: StepInfo) -> M # after every attempted step
 
 `update` sees every attempt, accepted or not (`info.accepted`), after it was applied;
-scenarios that are done are masked, so their metrics stop changing. Trackers run inside
+scenarios that are done are masked, so their metrics stop changing. A tracker may also
+define the batch's step itself,
+
+    update_batch(M, batch, state, info, active) -> M  # leaves [B, ...]; active [B] or None
+
+which `update_batch` below then calls instead of the vmapped `update` and the mask: for
+state that a few scenarios change per step, written in place (analysis.outcomes.Outcomes,
+whose damage rows are [B, V, 1, 4, 32]). Trackers run inside
 the one loop (solver/simulate.py), so they work under both adjoints: forward mode through
 the while loop and reverse mode through the checkpointed loop. Examples:
 analysis.outcomes.Outcomes (per-vehicle outcome metrics) and
@@ -27,7 +34,7 @@ from jaxmedusa.core.status import Status
 from jaxmedusa.physics.vehicle import energy_total
 from jaxmedusa.solver.step import StepInfo
 
-__all__ = ["Tracker", "StepInfo", "CombinedTracker", "EnergyBalanceTracker", "EnergyBalance", "ENERGY_GAIN_MARGIN",
+__all__ = ["Tracker", "StepInfo", "CombinedTracker", "batch_map", "masked", "update_batch", "EnergyBalanceTracker", "EnergyBalance", "ENERGY_GAIN_MARGIN",
            "energy_gained", "with_energy_gain", "reads_rest_clock"]
 
 # A run (or a sweep's scenario) whose total energy exceeds E(0) + W_drive (EnergyBalanceTracker)
@@ -62,6 +69,42 @@ def reads_rest_clock(tracker) -> bool:
     return bool(getattr(tracker, "reads_rest_clock", True))
 
 
+def batch_map(f, in_axes=0):
+    """jax.vmap(f, in_axes) over the batch axis; for a batch of one, f on the squeezed item
+    (outputs given their axis back). Why: vmap turns a write at a per-scenario index (a
+    tracker's record rows, lax.dynamic_update_slice) into a batched scatter, which XLA's CPU
+    backend copies whole inside the while loop (with the crash pulse's record that was ~0.8 s
+    of the offset example's 2.5 s compiled run, benchmarks/RESULTS.md) and which keeps XLA
+    from compiling the loop whole (core/xla_flags.py). The batch size is static."""
+
+    def call(*args):
+        axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+        sizes = {x.shape[0] for a, ax in zip(args, axes) if ax is not None for x in jax.tree.leaves(a)}
+        if sizes != {1}:
+            return jax.vmap(f, in_axes=in_axes)(*args)
+        item = [a if ax is None else jax.tree.map(lambda x: x[0], a) for a, ax in zip(args, axes)]
+        return jax.tree.map(lambda x: x[None], f(*item))
+
+    return call
+
+
+def masked(new, old, active):
+    """`new` where active [B] (None: everywhere), `old` elsewhere (pytrees with leaves [B, ...])."""
+    if active is None:
+        return new
+    return jax.tree.map(lambda n, o: jnp.where(active.reshape(active.shape + (1,) * (n.ndim - 1)), n, o), new, old)
+
+
+def update_batch(tracker, metrics, batch, state, info, active):
+    """One step of `tracker` over a batch (leaves [B, ...]): its own `update_batch` where it
+    has one (module docstring), else its `update` vmapped, kept only where active [B] (None:
+    every scenario)."""
+    own = getattr(tracker, "update_batch", None)
+    if own is not None:
+        return own(metrics, batch, state, info, active)
+    return masked(batch_map(tracker.update)(metrics, batch, state, info), metrics, active)
+
+
 @dataclass(frozen=True)
 class CombinedTracker:
     """Several trackers run side by side; metrics are a tuple in the order of `trackers`.
@@ -74,6 +117,10 @@ class CombinedTracker:
 
     def update(self, metrics, batch_item, state, info: StepInfo):
         return tuple(None if t is None else t.update(m, batch_item, state, info)
+                     for t, m in zip(self.trackers, metrics))
+
+    def update_batch(self, metrics, batch, state, info, active):
+        return tuple(None if t is None else update_batch(t, m, batch, state, info, active)
                      for t, m in zip(self.trackers, metrics))
 
 
