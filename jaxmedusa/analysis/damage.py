@@ -50,7 +50,7 @@ from jaxmedusa.analysis.step_counts import EPISODE_GAP
 from jaxmedusa.core.safe_math import TINY, safe_norm
 from jaxmedusa.io.cdc import AREAS, BACK, FRONT, LEFT, RIGHT, cdc_string
 
-__all__ = ["DamageTracker", "DamageState", "RowWrite", "dense_rows", "write_rows", "damage_summary", "damage_rows", "cdc_string", "cdc_codes",
+__all__ = ["DamageTracker", "DamageState", "RowWrite", "dense_rows", "write_rows", "with_rows", "damage_summary", "damage_rows", "cdc_string", "cdc_codes",
            "SLOTS", "N_BINS", "N_STATIONS", "AREAS", "FRONT", "BACK", "LEFT", "RIGHT", "WIDE_DAMAGE"]
 
 SLOTS = 3  # collisions kept per vehicle (later ones fold into the last)
@@ -350,3 +350,13 @@ def damage_rows(m: DamageState, vehicle, n_vehicles: int) -> list[dict]:
                        pdof_clock=int(s["pdof_clock"][v, k]), cdc=cdc_string(s["cdc"][v, k]))
             rows.append(row)
     return rows
+
+
+def with_rows(m: DamageState, rows: RowWrite, vehicle, active="one") -> DamageState:
+    """m with this step's rows written: of one scenario (active "one": `dense_rows`), or of a
+    batch where active [B] (None: every scenario) holds (`write_rows`, in place)."""
+    if isinstance(active, str):
+        return m._replace(bins=dense_rows(m.bins, rows, vehicle.contact_axes))
+    if active is not None:
+        rows = rows._replace(write=rows.write & active[:, None])
+    return m._replace(bins=write_rows(m.bins, rows, vehicle.contact_axes))

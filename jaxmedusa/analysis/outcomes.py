@@ -98,7 +98,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmedusa.contact.articulation import JACKKNIFE_DEG, articulation
-from jaxmedusa.analysis.damage import DamageState, DamageTracker, dense_rows, first_collision_metrics, write_rows
+from jaxmedusa.analysis.damage import DamageState, DamageTracker, first_collision_metrics, with_rows
 from jaxmedusa.analysis.rest import REST_METRICS, RestState, RestTracker
 from jaxmedusa.analysis.sway import SWAY_START, SwayPeaks, peaks_init, peaks_rate, peaks_update
 from jaxmedusa.analysis.step_counts import EPISODE_GAP, Counts, StepCounts
@@ -299,27 +299,16 @@ class Outcomes:
     def update(self, m: OutcomeState, batch_item, state, info) -> OutcomeState:
         """Fold one step (state after the step, StepInfo of the step) into the accumulators."""
         new, rows = self._update(m, batch_item, state, info)
-        if rows is None:
-            return new
-        bins = dense_rows(m.damage.bins, rows, batch_item.vehicle.contact_axes)
-        return new._replace(damage=new.damage._replace(bins=bins))
+        return new if rows is None else new._replace(damage=with_rows(new.damage, rows, batch_item.vehicle))
 
     def update_batch(self, m: OutcomeState, batch, state, info, active) -> OutcomeState:
-        """`update` of every scenario of a batch where `active` [B] (None: all), the others'
-        accumulators unchanged (solver.trackers.update_batch): the damage rows written in
-        place for the vehicles that touch (analysis.damage.write_rows), the rest vmapped."""
+        """`update` of a batch (solver.trackers.update_batch), the damage rows written in place."""
         new, rows = batch_map(self._update)(m, batch, state, info)
         new = masked(new, m, active)  # (the rows are m's: the select drops out)
-        if rows is None:
-            return new
-        if active is not None:
-            rows = rows._replace(write=rows.write & active[:, None])
-        bins = write_rows(m.damage.bins, rows, batch.vehicle.contact_axes)
-        return new._replace(damage=new.damage._replace(bins=bins))
+        return new if rows is None else new._replace(damage=with_rows(new.damage, rows, batch.vehicle, active))
 
     def _update(self, m: OutcomeState, batch_item, state, info):
-        """`update` with the damage rows left as they were: (OutcomeState, the rows' RowWrite
-        (analysis.damage.DamageTracker.update_deferred) or None)."""
+        """`update` with the damage rows as they were: (OutcomeState, RowWrite or None)."""
         vs = state.vehicles
         n = vs.r.shape[0]
         acc = info.accepted
