@@ -47,11 +47,13 @@ import numpy as np
 
 from jaxmedusa.analysis.crash3 import crash3_energy
 from jaxmedusa.analysis.step_counts import EPISODE_GAP
+from jaxmedusa.contact.broad_phase import packed_order
+from jaxmedusa.core.control_flow import dense_pairs
 from jaxmedusa.core.safe_math import TINY, safe_norm
 from jaxmedusa.io.cdc import AREAS, BACK, FRONT, LEFT, RIGHT, cdc_string
 
-__all__ = ["DamageTracker", "DamageState", "RowWrite", "dense_rows", "write_rows", "with_rows", "damage_summary", "damage_rows", "cdc_string", "cdc_codes",
-           "SLOTS", "N_BINS", "N_STATIONS", "AREAS", "FRONT", "BACK", "LEFT", "RIGHT", "WIDE_DAMAGE"]
+__all__ = ["DamageTracker", "DamageState", "RowWrite", "dense_rows", "write_rows", "with_rows", "with_batch_rows",
+           "damage_summary", "damage_rows", "cdc_string", "cdc_codes", "SLOTS", "N_BINS", "N_STATIONS", "AREAS", "FRONT", "BACK", "LEFT", "RIGHT", "WIDE_DAMAGE"]
 
 SLOTS = 3  # collisions kept per vehicle (later ones fold into the last)
 N_BINS = 32  # stations across a face
@@ -122,9 +124,7 @@ class DamageTracker:
 
     def update(self, m: DamageState, batch_item, state, info) -> DamageState:
         new, rows = self.update_deferred(m, batch_item, state, info)
-        if rows is None:
-            return new
-        return new._replace(bins=dense_rows(m.bins, rows, batch_item.vehicle.contact_axes))
+        return new if rows is None else with_rows(new, rows, batch_item.vehicle)
 
     def update_deferred(self, m: DamageState, batch_item, state, info):
         """`update` without the stations' rows: (DamageState with m's bins, RowWrite (V,) of
@@ -220,11 +220,8 @@ def write_rows(bins, rows: RowWrite, axes):
     axes = axes.reshape((n, 3))
     cap = min(n, ROW_ROUND)
     rounds = -(-n // cap)
-    filled = jnp.cumsum(flat.write.astype(jnp.int32))
+    filled, idx = packed_order(flat.write, rounds * cap)  # idx[j]: the j-th writing vehicle
     count = filled[-1]
-    # idx[j]: the j-th writing vehicle (n past the last), as compacted_map finds its pairs
-    idx = jnp.searchsorted(filled, jnp.arange(1, rounds * cap + 1, dtype=jnp.int32), side="left",
-                           method="scan").astype(jnp.int32)
 
     # bins keeps its shape: reshaped to [B V, ...], the carry was copied twice a step to a
     # layout of XLA's choosing and back (the slot axis has size 1)
@@ -243,6 +240,22 @@ def write_rows(bins, rows: RowWrite, axes):
                             lambda o: o, out)
 
     return jax.lax.fori_loop(0, rounds, one_round, bins)
+
+
+def with_rows(m: DamageState, rows: RowWrite, vehicle) -> DamageState:
+    """m (one scenario) with this step's rows written (`dense_rows`)."""
+    return m._replace(bins=dense_rows(m.bins, rows, vehicle.contact_axes))
+
+
+def with_batch_rows(m: DamageState, rows: RowWrite, vehicle, active) -> DamageState:
+    """m (leaves [B, ...]) with this step's rows written where active [B] (None: every
+    scenario): in place (`write_rows`) on a CPU; on an accelerator, where each round's
+    condition costs a device-to-host round trip (core/control_flow.py), the dense select."""
+    if active is not None:
+        rows = rows._replace(write=rows.write & active[:, None])
+    if dense_pairs(rows.write.size):
+        return m._replace(bins=jax.vmap(dense_rows)(m.bins, rows, vehicle.contact_axes))
+    return m._replace(bins=write_rows(m.bins, rows, vehicle.contact_axes))
 
 
 # ----------------------------------------------------------------------------- summaries (jnp)
@@ -351,12 +364,3 @@ def damage_rows(m: DamageState, vehicle, n_vehicles: int) -> list[dict]:
             rows.append(row)
     return rows
 
-
-def with_rows(m: DamageState, rows: RowWrite, vehicle, active="one") -> DamageState:
-    """m with this step's rows written: of one scenario (active "one": `dense_rows`), or of a
-    batch where active [B] (None: every scenario) holds (`write_rows`, in place)."""
-    if isinstance(active, str):
-        return m._replace(bins=dense_rows(m.bins, rows, vehicle.contact_axes))
-    if active is not None:
-        rows = rows._replace(write=rows.write & active[:, None])
-    return m._replace(bins=write_rows(m.bins, rows, vehicle.contact_axes))

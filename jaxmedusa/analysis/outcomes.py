@@ -98,7 +98,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmedusa.contact.articulation import JACKKNIFE_DEG, articulation
-from jaxmedusa.analysis.damage import DamageState, DamageTracker, first_collision_metrics, with_rows
+from jaxmedusa.analysis.damage import DamageState, DamageTracker, first_collision_metrics, with_batch_rows, with_rows
 from jaxmedusa.analysis.rest import REST_METRICS, RestState, RestTracker
 from jaxmedusa.analysis.sway import SWAY_START, SwayPeaks, peaks_init, peaks_rate, peaks_update
 from jaxmedusa.analysis.step_counts import EPISODE_GAP, Counts, StepCounts
@@ -305,7 +305,7 @@ class Outcomes:
         """`update` of a batch (solver.trackers.update_batch), the damage rows written in place."""
         new, rows = batch_map(self._update)(m, batch, state, info)
         new = masked(new, m, active)  # (the rows are m's: the select drops out)
-        return new if rows is None else new._replace(damage=with_rows(new.damage, rows, batch.vehicle, active))
+        return new if rows is None else new._replace(damage=with_batch_rows(new.damage, rows, batch.vehicle, active))
 
     def _update(self, m: OutcomeState, batch_item, state, info):
         """`update` with the damage rows as they were: (OutcomeState, RowWrite or None)."""

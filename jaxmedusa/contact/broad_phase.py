@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 
 
-__all__ = ["compacted_map", "default_capacity", "boxes_overlap", "MIN_CAPACITY", "CAPACITY_DIVISOR", "BOX_SLACK"]
+__all__ = ["compacted_map", "packed_order", "default_capacity", "boxes_overlap", "MIN_CAPACITY", "CAPACITY_DIVISOR", "BOX_SLACK"]
 
 # The buffer holds 1/CAPACITY_DIVISOR of the pairs, but at least MIN_CAPACITY (all of them
 # when there are fewer). A round costs about its capacity times a search (the padding of a
@@ -98,6 +98,16 @@ def default_capacity(n: int) -> int:
     return max(1, min(n, max(MIN_CAPACITY, n // CAPACITY_DIVISOR)))
 
 
+def packed_order(mask, length: int):
+    """(filled, idx): filled [N] int32 the true entries of mask [N] bool up to and including
+    each; idx [length] int32 the indices of the true entries in order (idx[j]: the first i
+    with filled[i] > j), N past the last one. Only a cumsum and a binary search: no scatter
+    or sort (module docstring)."""
+    filled = jnp.cumsum(mask.astype(jnp.int32))
+    idx = jnp.searchsorted(filled, jnp.arange(1, length + 1, dtype=jnp.int32), side="left", method="scan")
+    return filled, idx.astype(jnp.int32)
+
+
 def compacted_map(fn, near, inputs, default, capacity: int | None = None, dense: bool = False):
     """out[i] = fn(inputs[i]) where near[i], else default[i].
 
@@ -116,12 +126,9 @@ def compacted_map(fn, near, inputs, default, capacity: int | None = None, dense:
     n = near.shape[0]
     cap = default_capacity(n) if capacity is None else max(1, min(int(capacity), n))
     rounds = -(-n // cap)
-    filled = jnp.cumsum(near.astype(jnp.int32))  # [N] near pairs up to and including i
+    filled, idx = packed_order(near, rounds * cap)
     count = filled[-1]
     slot = filled - 1  # [N] the packed position of pair i (meaningful where near[i])
-    # idx[j]: the first i with filled[i] > j, i.e. the j-th near pair; n past the last one
-    idx = jnp.searchsorted(filled, jnp.arange(1, rounds * cap + 1, dtype=jnp.int32), side="left",
-                           method="scan").astype(jnp.int32)
 
     # Each round writes its results, packed, into rows [k cap, (k + 1) cap) of a buffer of
     # rounds x cap items, and after the last round every near pair gathers its own row back,

@@ -34,8 +34,8 @@ from jaxmedusa.core.status import Status
 from jaxmedusa.physics.vehicle import energy_total
 from jaxmedusa.solver.step import StepInfo
 
-__all__ = ["Tracker", "StepInfo", "CombinedTracker", "batch_map", "masked", "update_batch", "EnergyBalanceTracker", "EnergyBalance", "ENERGY_GAIN_MARGIN",
-           "energy_gained", "with_energy_gain", "reads_rest_clock"]
+__all__ = ["Tracker", "StepInfo", "CombinedTracker", "batch_map", "masked", "update_batch", "EnergyBalanceTracker",
+           "EnergyBalance", "ENERGY_GAIN_MARGIN", "energy_gained", "with_energy_gain", "reads_rest_clock"]
 
 # A run (or a sweep's scenario) whose total energy exceeds E(0) + W_drive (EnergyBalanceTracker)
 # by more than this fraction of E(0) + W_drive gets status energy_gain. Chosen from what the
