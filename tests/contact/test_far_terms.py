@@ -2,10 +2,11 @@
 
 A batch evaluates the law's pair_terms only for the pairs whose narrow phase ran
 (contact.stage.batch_law_terms) and far_terms for the others, so far_terms must return what
-pair_terms returns for the far geometry (contact.stage._far_apart): the same numbers, to the
-bit, in every field a run reads there (the force, the terms, the memory, the crush, residual
-and power that crash_info folds over all pairs, the body normals); the engaged width and the
-force points count only where the pair touches and are not compared.
+pair_terms returns for the far geometry (contact.stage._far_apart): the same numbers in every
+field a run reads there (the force, the terms, the memory and the power to the bit, the crush
+and residual that crash_info folds over all pairs to their rounding); the engaged width, the
+force points and the body normals count only where the pair touches (crash_info selects them
+by `touching`) and are not compared.
 """
 from __future__ import annotations
 
@@ -63,7 +64,15 @@ def test_far_terms_equal_pair_terms_of_the_far_geometry(seed):
         same(np.asarray(x), np.asarray(y))
     same(np.asarray(f_b), np.asarray(f_a))
     assert not np.any(np.asarray(c_a.touching)) and not np.any(np.asarray(c_b.touching))
-    for name in ("memory", "crush", "residual", "power", "normal"):
+    for name in ("memory", "power"):
         same(np.asarray(getattr(c_b, name)), np.asarray(getattr(c_a, name)), err_msg=name)
+    # crush and residual are the permanent crush x_p = s dmax - d0 (s the structure's share):
+    # compiled with or without a fused multiply-add (XLA's choice per program) it differs by
+    # the product's rounding, at most half an ulp of s dmax <= dmax, plus the result's own:
+    # 2 eps dmax bounds both
+    bound = 2.0 * np.finfo(float).eps * np.asarray(c_a.memory)[:, :1]
+    for name in ("crush", "residual"):
+        diff = np.abs(np.asarray(getattr(c_b, name)) - np.asarray(getattr(c_a, name)))
+        assert np.all(diff <= bound), (name, float(np.max(diff - bound)))
     # the cases are not trivial: past collisions leave permanent crush on some pairs
     assert np.any(np.asarray(c_a.residual) > 0.0) and np.any(np.asarray(c_a.memory)[:, 0] > 0.0)

@@ -62,7 +62,7 @@ from jaxmedusa.core.safe_math import TINY, normalize, safe_pow
 
 __all__ = ["CrushForce", "crush_force", "peak_between_steps", "unloading_exponent", "RESTITUTION_SHAPE", "friction_force", "face_coefficients",
            "applied_terms", "body_normal", "engaged_width",
-           "pair_terms", "far_terms", "wall_terms", "LAW", "FRONT", "REAR", "SIDE"]
+           "pair_terms", "far_crush", "far_terms", "wall_terms", "LAW", "FRONT", "REAR", "SIDE"]
 
 FRONT, REAR, SIDE = 0, 1, 2  # order of VehicleParams.crush_a / crush_b
 
@@ -231,23 +231,42 @@ def pair_terms(geom, gamma, memory, m1, m2, p1, p2, cp):
     return jnp.zeros_like(gamma), applied_terms(-f2, X1, p1), applied_terms(f2, X2, p2), out.force, crush
 
 
+def far_crush(memory, a1, b1, a2, b2) -> CrushForce:
+    """crush_force at delta = 0 and rate = 0 (a pair whose narrow phase did not run), the same
+    numbers in closed form: no force and no power, the memory rolled on (the peak between the
+    steps still counts), and each structure's crush its permanent crush x_p (unloaded to
+    delta = 0 it sits at x_p: crush_force's unloading branch at d = 0). Written out because
+    the unloading path's powers (safe_pow, the exponent of unloading_exponent) are the dearest
+    part of crush_force and give 0 at delta = 0, which XLA cannot see."""
+    rigid2 = jnp.isinf(b2)
+    b2f = jnp.where(rigid2, 1.0, b2)
+    s1 = jnp.where(rigid2, 1.0, b2f / (b1 + b2f))
+    shares = jnp.stack([s1, 1.0 - s1])
+    d0 = jnp.stack([a1 / b1, jnp.where(rigid2, 0.0, a2 / b2f)])
+    zero = jnp.zeros((), memory.dtype)
+    dmax_new = jnp.maximum(jnp.maximum(memory[0], zero), peak_between_steps(memory[2], memory[1], zero))
+    xp = jnp.maximum(shares * dmax_new - d0, 0.0)
+    return CrushForce(force=zero, memory=jnp.stack([dmax_new, zero, memory[1]]), crush=xp, residual=xp,
+                      power=jnp.zeros((2,), memory.dtype))
+
+
 def far_terms(gamma, memory, m1, m2, p1, p2, cp):
     """pair_terms of a pair whose narrow phase did not run (ContactLaw.far_terms): its geometry
     is contact.stage._far_apart's (not touching, normal e_x), so the overlap is 0 and the force
-    0, and the memory, crush, residual and power are crush_force's at delta = 0 (none of them
-    reads the engaged width, the force points or the closing speed there). Without the
-    extents (the superellipsoid's support function) and the force points: width is width_min
-    and X zeros, which count only where the pair touches (contact.crash.crash_info)."""
+    0, and the memory, crush, residual and power are crush_force's at delta = 0 (`far_crush`;
+    none of them reads the engaged width, the force points or the closing speed there).
+    Without the extents (the superellipsoid's support function) and the force points: width
+    is width_min, X and the body normals zeros, which count only where the pair touches
+    (contact.crash.crash_info)."""
     e_x = jnp.array([1.0, 0.0, 0.0])
     n = normalize(e_x * jnp.array([1.0, 1.0, 0.0]), e_x)  # as pair_terms forms it from the normal
     a1, b1 = face_coefficients(p1.crush_a, p1.crush_b, m1.F, n)
     a2, b2 = face_coefficients(p2.crush_a, p2.crush_b, m2.F, -n)
-    out = crush_force(jnp.zeros(()), jnp.zeros(()), memory, cp.width_min, a1, b1, a2, b2, cp.unload_exp,
-                      cp.crush_rate, cp.restitution_high)
+    out = far_crush(memory, a1, b1, a2, b2)
     zero = jnp.zeros(3)
     crush = Crush(touching=jnp.asarray(False), memory=out.memory, crush=out.crush, residual=out.residual,
                   power=out.power, width=jnp.asarray(cp.width_min, zero.dtype), X=jnp.zeros((2, 3)),
-                  normal=jnp.stack([body_normal(m1.F, n), body_normal(m2.F, -n)]))
+                  normal=jnp.zeros((2, 3)))
     return jnp.zeros_like(gamma), applied_terms(-zero, zero, p1), applied_terms(zero, zero, p2), out.force, crush
 
 
