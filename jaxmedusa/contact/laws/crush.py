@@ -114,6 +114,17 @@ def peak_between_steps(d_before, d_last, d_now):
     return jnp.where(inside, d_last + 0.5 * beta * s, 0.0)
 
 
+def _series(a1, b1, a2, b2):
+    """The two structures as springs in series (module docstring): (shares (2,), the overlap's
+    share on each body; b_s [N/m^2], the pair's B; d0 (2,) [m], CRASH3's no-damage deflections
+    A/B). b2 = inf: a rigid barrier."""
+    rigid2 = jnp.isinf(b2)
+    b2f = jnp.where(rigid2, 1.0, b2)
+    s1 = jnp.where(rigid2, 1.0, b2f / (b1 + b2f))  # share of the overlap on body 1
+    b_s = jnp.where(rigid2, b1, b1 * b2f / (b1 + b2f))
+    return jnp.stack([s1, 1.0 - s1]), b_s, jnp.stack([a1 / b1, jnp.where(rigid2, 0.0, a2 / b2f)])
+
+
 def crush_force(delta, rate, memory, width, a1, b1, a2, b2, unload_exp, crush_rate, restitution_high=None) -> CrushForce:
     """Normal force of two crushable structures in series (module docstring).
 
@@ -125,12 +136,7 @@ def crush_force(delta, rate, memory, width, a1, b1, a2, b2, unload_exp, crush_ra
     crush_rate [s/m]; restitution_high [-]: the restitution of a severe crush (None: the
     exponent stays unload_exp at every depth).
     """
-    rigid2 = jnp.isinf(b2)
-    b2f = jnp.where(rigid2, 1.0, b2)
-    s1 = jnp.where(rigid2, 1.0, b2f / (b1 + b2f))  # share of the overlap on body 1 (series springs)
-    shares = jnp.stack([s1, 1.0 - s1])
-    b_s = jnp.where(rigid2, b1, b1 * b2f / (b1 + b2f))
-    d0 = jnp.stack([a1 / b1, jnp.where(rigid2, 0.0, a2 / b2f)])  # CRASH3 no-damage deflections
+    shares, b_s, d0 = _series(a1, b1, a2, b2)
     d = jnp.maximum(delta, 0.0)
     dmax, d_last, d_before = memory[0], memory[1], memory[2]
     dmax_new = jnp.maximum(jnp.maximum(dmax, d), peak_between_steps(d_before, d_last, d))
@@ -238,11 +244,7 @@ def far_crush(memory, a1, b1, a2, b2) -> CrushForce:
     delta = 0 it sits at x_p: crush_force's unloading branch at d = 0). Written out because
     the unloading path's powers (safe_pow, the exponent of unloading_exponent) are the dearest
     part of crush_force and give 0 at delta = 0, which XLA cannot see."""
-    rigid2 = jnp.isinf(b2)
-    b2f = jnp.where(rigid2, 1.0, b2)
-    s1 = jnp.where(rigid2, 1.0, b2f / (b1 + b2f))
-    shares = jnp.stack([s1, 1.0 - s1])
-    d0 = jnp.stack([a1 / b1, jnp.where(rigid2, 0.0, a2 / b2f)])
+    shares, _, d0 = _series(a1, b1, a2, b2)
     zero = jnp.zeros((), memory.dtype)
     dmax_new = jnp.maximum(jnp.maximum(memory[0], zero), peak_between_steps(memory[2], memory[1], zero))
     xp = jnp.maximum(shares * dmax_new - d0, 0.0)
