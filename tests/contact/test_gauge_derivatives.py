@@ -10,7 +10,7 @@ import pytest
 
 import jaxmedusa  # noqa: F401  (float64)
 from jaxmedusa.contact.shapes.frames import body
-from jaxmedusa.contact.shapes.narrow_phase import _solve_one, cold_warm, pair_geometry
+from jaxmedusa.contact.shapes.narrow_phase import DEFAULT_ITERS, _solve_one, cold_warm, pair_geometry
 from jaxmedusa.contact.shapes.superellipsoid import ellipsoid_gauge, superellipsoid_gauge
 from jaxmedusa.contact.shapes.superellipsoid_derivatives import (
     ellipsoid_derivatives,
@@ -85,7 +85,7 @@ def test_search_matches_the_autodiff_search(dx, dy, yaw):
     c, M, w0 = _problem(dx, dy, yaw)
     f = lambda u: superellipsoid_gauge(u, 0.4, 0.4)  # noqa: E731
     ref_w, ref_h, _, _ = _solve_one(c, M, w0, jnp.zeros(3), f, 40, None)
-    w, hv, _, _ = _solve_one(c, M, w0, jnp.zeros(3), f, 8, lambda u: superellipsoid_derivatives(u, 0.4, 0.4))
+    w, hv, _, _ = _solve_one(c, M, w0, jnp.zeros(3), f, DEFAULT_ITERS, lambda u: superellipsoid_derivatives(u, 0.4, 0.4))
     np.testing.assert_allclose(hv, ref_h, rtol=1e-14)
     np.testing.assert_allclose(w, ref_w, atol=1e-9)
 
