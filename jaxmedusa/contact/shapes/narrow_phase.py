@@ -215,7 +215,7 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_ex
         # Near the minimum, and along a soft direction, h is flat to round-off (a step of 1e-8
         # changes h by ~1e-16), so comparing values accepts or rejects a step by the last bit's
         # luck, or picks a short trial among equal values, and the search stalls short of the
-        # minimum. A full step that is short, or whose predicted decrease is below round-off,
+        # minimum. A trial step that is short, or whose predicted decrease is below round-off,
         # and that raises h by no more than round-off is taken (the model is reliable there).
         flat = (sn < NEWTON_ZONE) | (predicted < ROUNDOFF * jnp.abs(fw))
         acc = (flat & (f_try <= fw + ROUNDOFF * jnp.abs(fw))) | (f_try <= fw)  # NaN is rejected
