@@ -48,7 +48,7 @@ from jaxmedusa.core.pytree import replace
 from jaxmedusa.core.state import SimState
 from jaxmedusa.core.status import Status, is_failure
 from jaxmedusa.physics.vehicle import energy_medusa, energy_total
-from jaxmedusa.solver import end_condition, save_grid
+from jaxmedusa.solver import end_condition, save_grid, time_loop
 from jaxmedusa.solver.step import predict, rates_of_vehicles, scenario_step
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 from jaxmedusa.solver.trackers import masked, reads_rest_clock, update_batch
@@ -139,8 +139,8 @@ def _loop(batch, carry, settings, tracker, condition, adjoint: str, max_steps: i
         state, metrics = _step_batch(batch, c[:2], None if always else condition(c[0]), settings, tracker)
         return state, metrics, (None if c[2] is None else save_grid.after_step(c[2], c[0], state))
 
-    if adjoint == "forward":
-        return jax.lax.while_loop(lambda c: jnp.any(condition(c[0])), body, carry)
+    if adjoint == "forward":  # compiled whole, or dispatched (settings.time_loop, solver/time_loop.py)
+        return time_loop.while_loop(lambda c: jnp.any(condition(c[0])), body, carry, settings.time_loop)
 
     @jax.checkpoint  # rematerialise each step in the backward pass: memory per step is the carry only
     def scan_body(c, _):

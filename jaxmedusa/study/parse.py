@@ -26,6 +26,8 @@ Study file (TOML; every key is checked, errors name the key):
     end_condition = "rest"                # "time" | "rest" (rest_speed, rest_hold): solver/end_condition.py
     precision = "float32"                 # default "float64"; float32 only where the base scenario agrees
                                           # with float64 within tolerance (study/precision.py)
+    time_loop = "auto"                    # "auto" | "whole" | "dispatched": how the CPU compiles the time
+                                          # loop (study/loop_choice.py)
 
     [contact]                             # base contact parameters (core.params.CONTACT_DEFAULTS)
     p1 = 2e4                              # p1, p2, stiffness, damping, eps1, eps2; the crush law's
@@ -111,6 +113,7 @@ from jaxmedusa.physics.tire.calspan import GOODYEAR_185SR14
 from jaxmedusa.solver.step_control import SMOOTH_LAW_STEP
 from jaxmedusa.study.design import SAMPLERS, design
 from jaxmedusa.study.gradients import check_differentiable, check_gradients
+from jaxmedusa.study.loop_choice import CHOICES
 from jaxmedusa.study.perturb import scenario_for, scenarios_for
 from jaxmedusa.study.precision import PRECISIONS
 from jaxmedusa.study.spec import (METRIC_GROUPS, Distribution, Outputs, Parameter, Sampler, Study, StudyError, Target,
@@ -166,6 +169,9 @@ def study_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<stud
     # settings: the scenario's, overridden by the study's
     sim_table = dict(err.table(data.get("simulation", {}), "simulation"))
     precision, margin = _precision(sim_table, err)  # (not Settings fields: removed from sim_table)
+    loop = sim_table.pop("time_loop", sim.get("time_loop", "auto"))  # (a scenario file's own choice too)
+    if loop not in CHOICES:
+        err.fail("simulation.time_loop", f"one of {', '.join(repr(c) for c in CHOICES)} expected, got {loop!r}")
     study_sim = simulation_settings(sim_table, err)
     sim = {**sim, **study_sim}
     # a smooth law steps with a constant dt unless the study says otherwise (SMOOTH_LAW_STEP)
@@ -209,7 +215,7 @@ def study_from_dict(data: dict, base_dir: str | Path = ".", source: str = "<stud
                  "use precision = \"float64\"")
     study = Study(name=name, base=base, settings=settings, parameters=params, sampler=sampler, outputs=outputs,
                   tire=tire, contact=contact, batch=batch, description=description, source=source, text=text,
-                  precision=precision, precision_margin=margin)
+                  precision=precision, precision_margin=margin, time_loop=loop)
     ids, cols = design(study)
     scenarios_for(study, cols, ids)  # every sample is checked before anything runs,
     row = {k: v[0] for k, v in cols.items()}

@@ -31,8 +31,6 @@ from rich.text import Text
 
 from jaxmedusa.analysis.outcomes import Outcomes, outcome_arrays, summarize_batch
 from jaxmedusa.build import build_batch
-from jaxmedusa.contact.shapes import SHAPES
-from jaxmedusa.contact.stage import shape_name
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.status import Status
 from jaxmedusa.io import tables
@@ -42,6 +40,7 @@ from jaxmedusa.solver.step_control import STEP_CONTROLS
 from jaxmedusa.solver.trackers import CombinedTracker, EnergyBalanceTracker, with_energy_gain
 from jaxmedusa.study.design import design
 from jaxmedusa.study.gradients import chunk_gradients, gradient_units
+from jaxmedusa.study.loop_choice import own_search, time_loop_for
 from jaxmedusa.study.perturb import scenarios_for
 from jaxmedusa.study.precision import check_base, computing_in, to_precision
 from jaxmedusa.study.spec import Study, StudyError
@@ -140,7 +139,7 @@ def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record:
 
 
 def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, sharding=None, on_progress=None,
-              columns=None, precision: str | None = None):
+              columns=None, precision: str | None = None, time_loop: str | None = None):
     """Simulate [(Scenario, tire, contact)] padded to `chunk_size` (repeating the last item,
     and further to a multiple of the devices of `sharding`):
     ({metric: numpy [n, ...]}, Samples as numpy [n, S, ...] or None, valid [n, V]) for the
@@ -150,7 +149,10 @@ def run_chunk(study: Study, items: list[tuple], chunk_size: int | None = None, s
     gradient columns (study/gradients.py) needs the rows' design values `columns`
     {parameter: (n,)}; the metrics then hold "gradients": {column: (n,)}. `precision`
     (default study.precision): "float32" runs the chunk in float32 (study/precision.py); its
-    metrics and samples come back widened to float64, so the tables' schema is the same."""
+    metrics and samples come back widened to float64, so the tables' schema is the same.
+    `time_loop` (default study.settings.time_loop): "whole" or "dispatched" (solver/time_loop.py)."""
+    if time_loop is not None:
+        study = dataclasses.replace(study, settings=dataclasses.replace(study.settings, time_loop=time_loop))
     n = len(items)
     size = chunk_size or n
     if study.outputs.gradients_of:
@@ -201,12 +203,6 @@ CPU_SECONDS_PER_PAIR_STEP = 4e-5
 OWN_SEARCH_CHUNK_ON_CPU = 1
 
 
-def _own_search(settings: Settings) -> bool:
-    """Whether the settings' contact shape runs its own search (medusa_search)."""
-    shape = SHAPES.resolve(shape_name(settings), where="Settings.contact_geometry")
-    return settings.contact and shape.geometry is not None
-
-
 def auto_batch_size(n_samples: int, n_devices: int = 1, backend: str | None = None, settings: Settings | None = None,
                     n_vehicles: int = 2, workers: int = 1) -> int:
     """Default chunk size, aimed at CHUNK_SECONDS of run per chunk. CPU: the cost model
@@ -221,7 +217,7 @@ def auto_batch_size(n_samples: int, n_devices: int = 1, backend: str | None = No
     number rounded up to a multiple of `workers`, and the size rounded up to a multiple of
     the devices."""
     backend = backend or jax.default_backend()
-    if backend == "cpu" and settings is not None and _own_search(settings):
+    if backend == "cpu" and settings is not None and own_search(settings):
         per_device = OWN_SEARCH_CHUNK_ON_CPU
     elif backend == "cpu":
         per_device = 256
@@ -303,6 +299,7 @@ class SweepPlan:
     mine: list[int]  # the chunks of this shard (all without sharding)
     shard: tuple[int, int] | None
     meta: dict  # study_meta: what every chunk file carries
+    time_loop: str = "whole"  # the chunks' Settings.time_loop (study/loop_choice.py)
 
     @property
     def n(self) -> int:
@@ -328,8 +325,9 @@ def plan_sweep(study: Study, batch: int | None = None, shard: tuple[int, int] | 
         size = min(size, max(1, n // shard[1]))
     n_chunks = math.ceil(n / size)
     mine = [k for k in range(n_chunks) if shard is None or k % shard[1] == shard[0]]
+    loop = time_loop_for(study.time_loop, study.settings, n, study.n_vehicles, backend or jax.default_backend())
     return SweepPlan(ids=ids, cols=cols, size=size, n_chunks=n_chunks, mine=mine, shard=shard,
-                     meta=study_meta(study, size, n))
+                     meta={**study_meta(study, size, n), "jaxmedusa.time_loop": loop}, time_loop=loop)
 
 
 def prepare_out(out: Path, plan: SweepPlan, resume: bool) -> tuple[list[int], list[int]]:
@@ -374,7 +372,7 @@ def write_chunk(study: Study, out: Path, plan: SweepPlan, k: int, sharding=None,
     sl = plan.rows(k)
     cols = {c: plan.cols[c][sl] for c in plan.cols}
     items = scenarios_for(study, cols, plan.ids[sl])
-    metrics, samples, valid = run_chunk(study, items, plan.size, sharding, on_progress, cols)
+    metrics, samples, valid = run_chunk(study, items, plan.size, sharding, on_progress, cols, time_loop=plan.time_loop)
     meta = tables.provenance({**plan.meta, "jaxmedusa.chunk": str(k)})  # every table carries it
     if samples is not None:
         traj = tables.trajectory_table(samples, valid, ids=plan.ids[sl], joints=metrics.get("joints"))

@@ -191,6 +191,8 @@ class Study:
     # float64 on the base scenario at the start); precision_margin scales that check's tolerances
     precision: str = "float64"
     precision_margin: float = 1.0
+    # [simulation] time_loop: "auto", "whole" or "dispatched" (study/loop_choice.py)
+    time_loop: str = "auto"
 
     @property
     def n_vehicles(self) -> int:
@@ -221,7 +223,8 @@ class Study:
             "format": FORMAT_VERSION,
             "name": self.name,
             "base": dataclasses.asdict(self.base),
-            "settings": dataclasses.asdict(self.settings),
+            # (time_loop: the study's own field below; the chunks' settings get the plan's choice)
+            "settings": {k: v for k, v in dataclasses.asdict(self.settings).items() if k != "time_loop"},
             "tire": dict(sorted(self.tire.items())),
             "contact": dict(sorted(self.contact.items())),
             "sampler": dataclasses.asdict(self.sampler),
@@ -231,6 +234,7 @@ class Study:
             # only where not the default: a float64 study's spec and fingerprint are unchanged
             **({"precision": self.precision} if self.precision != "float64" else {}),
             **({"precision_margin": self.precision_margin} if self.precision_margin != 1.0 else {}),
+            **({"time_loop": self.time_loop} if self.time_loop != "auto" else {}),
         }
 
     def fingerprint(self, chunk_size: int) -> str:
