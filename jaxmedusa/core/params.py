@@ -242,7 +242,7 @@ class Settings:
     rate below rest_speed / R, R the vehicle's largest horizontal wheel distance from its
     centre of mass (no wheel moves faster than rest_speed by the turning alone).
     time_loop: how XLA's CPU compiler runs the time loop (solver/time_loop.py): "whole"
-    (fastest steps) or "dispatched" (compiles in about 40 % of the time, steps ~1.8x slower).
+    (fastest steps) or "dispatched" (compiles in about 40 % of the time, steps 1.4-1.8x as long).
     Names are checked where they are read (files, CLI) and resolved once per compilation.
     """
 

@@ -10,7 +10,7 @@ about 650 fused operations, and compiling its loop whole takes 20-35 s on a 2-co
 `settings.time_loop = "dispatched"` keeps the time loop on XLA's thunk runtime instead: each
 fused operation is compiled as a function of its own and the runtime calls them one after
 the other every step. The same program then compiles in about 40 % of the time, and a step
-with contact takes about 1.8 times as long (the dispatch of ~650 operations a step). So it
+with contact takes 1.4-1.8 times as long (the dispatch of ~650 operations a step). So it
 pays where a process compiles once and runs little: a cold study of a few hundred
 scenarios (study/loop_choice.py decides for studies). Inner loops (the narrow phase's
 search, the road's lookups) are still compiled whole, inside their operation.
