@@ -29,7 +29,7 @@ from jaxmedusa.core.safe_math import safe_norm
 from jaxmedusa.core.state import PairState, pair_indices
 
 __all__ = ["contact_stage", "no_contact", "batch_geometry", "batch_law_terms", "scenario_geometry", "uses_contact",
-           "shape_name", "still_apart", "CONTACT_RESIDUAL_TOL", "SKIP_RADIUS_FACTOR", "SKIP_MARGIN"]
+           "own_search", "shape_name", "still_apart", "CONTACT_RESIDUAL_TOL", "SKIP_RADIUS_FACTOR", "SKIP_MARGIN"]
 
 # A pair in contact whose contact-point solver residual (sine of the angle between the two
 # optimality directions) exceeds this marks the scenario "contact_not_converged".
@@ -75,9 +75,10 @@ def scenario_geometry(batch_item, r_pred, F_pred, warm, settings: Settings) -> P
     return jax.vmap(one)(r_pred[a], F_pred[a], p.contact_axes[a], r_pred[b], F_pred[b], p.contact_axes[b], warm)
 
 
-def _own_search(settings: Settings) -> bool:
-    """Whether the shape runs its own search, whose state `warm` lives across steps."""
-    return _shape(settings).geometry is not None
+def own_search(settings: Settings) -> bool:
+    """Whether contact is on and its shape runs its own search (medusa_search), whose state
+    `warm` lives across steps."""
+    return settings.contact and _shape(settings).geometry is not None
 
 
 def _far_apart(batch_item, r_pred, warm) -> PairGeometry:
@@ -276,6 +277,6 @@ def contact_stage(batch_item, r_pred, F_pred, v, W, pairs: PairState, settings: 
                     crush=crush, point=jnp.where(seen, 0.5 * (geom.T1 + geom.T2), 0.0),
                     normal=jnp.where(seen, geom.n1, 0.0))
     # a search shape fails as the C aborts: on any candidate pair's failed search
-    watched = geom.candidate if _own_search(settings) else touching
+    watched = geom.candidate if own_search(settings) else touching
     failed = jnp.any(watched & (geom.residual > CONTACT_RESIDUAL_TOL))
     return jnp.any(touching), new_pairs, terms, info, failed

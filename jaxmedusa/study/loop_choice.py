@@ -26,21 +26,14 @@ metadata name the form ("jaxmedusa.time_loop").
 """
 from __future__ import annotations
 
-from jaxmedusa.contact.shapes import SHAPES
-from jaxmedusa.contact.stage import shape_name, uses_contact
+from jaxmedusa.contact.stage import own_search, uses_contact
 from jaxmedusa.core.params import Settings
 from jaxmedusa.solver.time_loop import TIME_LOOPS
 
-__all__ = ["CHOICES", "DISPATCHED_MAX_PAIR_STEPS", "own_search", "time_loop_for"]
+__all__ = ["CHOICES", "DISPATCHED_MAX_PAIR_STEPS", "time_loop_for"]
 
 CHOICES = ("auto", *TIME_LOOPS)
 DISPATCHED_MAX_PAIR_STEPS = 1e7  # [scenario-pair-steps] of a whole study (module docstring)
-
-
-def own_search(settings: Settings) -> bool:
-    """Whether the settings' contact shape runs its own search (medusa_search)."""
-    shape = SHAPES.resolve(shape_name(settings), where="Settings.contact_geometry")
-    return settings.contact and shape.geometry is not None
 
 
 def time_loop_for(choice: str, settings: Settings, n_scenarios: int, n_vehicles: int, backend: str) -> str:

@@ -31,6 +31,7 @@ from rich.text import Text
 
 from jaxmedusa.analysis.outcomes import Outcomes, outcome_arrays, summarize_batch
 from jaxmedusa.build import build_batch
+from jaxmedusa.contact.stage import own_search
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.status import Status
 from jaxmedusa.io import tables
@@ -40,7 +41,7 @@ from jaxmedusa.solver.step_control import STEP_CONTROLS
 from jaxmedusa.solver.trackers import CombinedTracker, EnergyBalanceTracker, with_energy_gain
 from jaxmedusa.study.design import design
 from jaxmedusa.study.gradients import chunk_gradients, gradient_units
-from jaxmedusa.study.loop_choice import own_search, time_loop_for
+from jaxmedusa.study.loop_choice import time_loop_for
 from jaxmedusa.study.perturb import scenarios_for
 from jaxmedusa.study.precision import check_base, computing_in, to_precision
 from jaxmedusa.study.spec import Study, StudyError
