@@ -21,6 +21,11 @@ entry can therefore not be found; deleting the folder is always safe. Anything u
 (a corrupt file, an executable the runtime refuses, arrays on several devices) falls back to
 compiling again or to the plain jitted call.
 
+`call.prepare(*args)` traces and lowers a key's program and leaves its XLA compile to a
+thread of its own: a study prepares its outcome summaries before it traces its time loop, so
+that compile (~1.5 s on this 2-core CPU) runs on the core the single-threaded tracing leaves
+idle instead of after the steps. A call that finds its key still being built waits for it.
+
 Off until `enable(folder)`: the `jaxmedusa` command turns it on with the compilation cache
 (folder $XDG_CACHE_HOME/jaxmedusa/jax/executables); library users and the tests call plain jit.
 """
@@ -33,6 +38,8 @@ import os
 import pickle
 import platform
 import tempfile
+import threading
+from concurrent.futures import Future
 from pathlib import Path
 
 import jax
@@ -47,6 +54,8 @@ SUFFIX = ".jaxexe"
 _state = {"folder": None}
 _programs: dict[str, tuple] = {}  # key -> (compiled executable, output tree), this process
 _keys: dict[tuple, str] = {}  # (source, name, static arguments, tree, shapes, x64) -> key, this process
+_building: dict[str, Future] = {}  # key -> its program, while one thread builds it
+_lock = threading.Lock()  # guards _programs and _building (chunks and `prepare` run on threads)
 
 
 def enable(path: str | os.PathLike) -> Path | None:
@@ -62,7 +71,8 @@ def enable(path: str | os.PathLike) -> Path | None:
 
 def disable() -> None:
     _state["folder"] = None
-    _programs.clear()
+    with _lock:
+        _programs.clear()
     _keys.clear()
 
 
@@ -109,8 +119,8 @@ def _one_device(leaves) -> bool:
     return all(len(x.sharding.device_set) <= 1 for x in leaves if isinstance(x, jax.Array))
 
 
-def _compile(key: str, jitted, static: dict, tree, leaves):
-    """(compiled executable of the flat function of `leaves`, output tree structure)."""
+def _lower(key: str, jitted, static: dict, tree, leaves):
+    """((the flat function of `leaves` traced and lowered, its name), its output tree structure)."""
     out_tree = []
 
     def flat(*lv):
@@ -122,14 +132,26 @@ def _compile(key: str, jitted, static: dict, tree, leaves):
     # from that cache serialises without some of its kernels on XLA's CPU backend (JAX
     # 0.10.2: the stored copy then fails with "Function ... not found" when called). So the
     # program is named after this cache's key (the name is part of that cache's key) and its
-    # entry there is removed once written.
+    # entry there is removed once written (_compile_lowered).
     flat.__name__ = flat.__qualname__ = f"{jitted.__name__}_{key[:16]}"
-    compiled = jax.jit(flat).lower(*leaves).compile()
+    return (jax.jit(flat).lower(*leaves), flat.__name__), out_tree[0]
+
+
+def _compile_lowered(lowered_and_name):
+    """The XLA compile of a lowered program (it releases the GIL: a thread can run it)."""
+    lowered, name = lowered_and_name
+    compiled = lowered.compile()
     cache_dir = jax.config.jax_compilation_cache_dir
     if cache_dir:
-        for entry in Path(cache_dir).glob(f"jit_{flat.__name__}-*"):
+        for entry in Path(cache_dir).glob(f"jit_{name}-*"):  # (see _lower)
             entry.unlink(missing_ok=True)
-    return compiled, out_tree[0]
+    return compiled
+
+
+def _compile(key: str, jitted, static: dict, tree, leaves):
+    """(compiled executable of the flat function of `leaves`, output tree structure)."""
+    lowered, out_tree = _lower(key, jitted, static, tree, leaves)
+    return _compile_lowered(lowered), out_tree
 
 
 def _load(path: Path):
@@ -148,41 +170,97 @@ def _store(path: Path, compiled, out_tree) -> None:
     os.replace(tmp, path)
 
 
-def _program(key: str, jitted, static: dict, tree, leaves):
-    """The (compiled executable, output tree) of a key: from memory, from disk, or compiled now."""
-    if key in _programs:
-        return _programs[key]
-    path = _state["folder"] / f"{key}{SUFFIX}"
-    program = None
-    if path.exists():
+def _path(key: str) -> Path:
+    return _state["folder"] / f"{key}{SUFFIX}"
+
+
+def _from_disk(key: str):
+    """The stored program of a key, or None (no file; or corrupt, truncated or refused by
+    this runtime: then it is compiled again)."""
+    if _path(key).exists():
         try:
-            program = _load(path)
-        except Exception:  # corrupt, truncated or refused by this runtime: compile again
-            program = None
-    if program is None:
-        program = _compile(key, jitted, static, tree, leaves)
-        try:
-            _store(path, *program)
-        except Exception:  # read-only folder, an unpicklable tree: keep it in memory only
+            return _load(_path(key))
+        except Exception:
             pass
-    _programs[key] = program
+    return None
+
+
+def _kept(key: str, program):
+    try:
+        _store(_path(key), *program)
+    except Exception:  # read-only folder, an unpicklable tree: keep it in memory only
+        pass
     return program
+
+
+def _claim(key: str) -> Future | None:
+    """The key's Future if this caller is now the one to build it; None if it is built or
+    being built."""
+    with _lock:
+        if key in _programs or key in _building:
+            return None
+        pending = _building[key] = Future()
+        return pending
+
+
+def _settle(key: str, pending: Future, make) -> tuple:
+    """Build a claimed key's program with `make()` and hand it to every waiting caller. A
+    build that fails is left to the next caller (a prepared build's error then surfaces in
+    the call that needs it)."""
+    try:
+        program = make()
+    except BaseException as error:
+        with _lock:
+            del _building[key]
+        pending.set_exception(error)
+        raise
+    with _lock:
+        _programs[key] = program
+        del _building[key]
+    pending.set_result(program)
+    return program
+
+
+def _program(key: str, jitted, static: dict, tree, leaves):
+    """The (compiled executable, output tree) of a key: from memory, from the thread
+    building it, from disk, or compiled now (and stored). Built once however many threads ask."""
+    with _lock:
+        if key in _programs:
+            return _programs[key]
+        pending = _building.get(key)
+    if pending is not None:
+        try:
+            return pending.result()
+        except Exception:
+            return _program(key, jitted, static, tree, leaves)
+    pending = _claim(key)
+    if pending is None:  # another thread claimed it in between
+        return _program(key, jitted, static, tree, leaves)
+    return _settle(key, pending, lambda: _from_disk(key) or _kept(key, _compile(key, jitted, static, tree, leaves)))
 
 
 def cached(jitted, static_argnames: tuple[str, ...]):
     """`jitted` (a jax.jit function with these static arguments, passed by name or position)
-    served from compiled programs while the cache is enabled; the plain call otherwise."""
+    served from compiled programs while the cache is enabled; the plain call otherwise.
+    `.prepare(*args, **kwargs)` traces and lowers the program of those arguments (arrays or
+    abstract values: only shapes, dtypes and weak types are used), starts its compile (or
+    its load from disk) on a daemon thread and returns; it does nothing while the cache is off."""
     signature = inspect.signature(jitted)
+    name = f"{jitted.__module__}.{jitted.__qualname__}"
 
-    @functools.wraps(jitted)
-    def call(*args, **kwargs):
-        if _state["folder"] is None:
-            return jitted(*args, **kwargs)
+    def split(args, kwargs):
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         static = {k: v for k, v in bound.arguments.items() if k in static_argnames}
         dynamic = {k: v for k, v in bound.arguments.items() if k not in static_argnames}
         leaves, tree = jax.tree.flatten(dynamic)
+        return static, leaves, tree
+
+    @functools.wraps(jitted)
+    def call(*args, **kwargs):
+        if _state["folder"] is None:
+            return jitted(*args, **kwargs)
+        static, leaves, tree = split(args, kwargs)
         if not _one_device(leaves):
             return jitted(*args, **kwargs)
         # committed inputs: the executable is compiled for arrays on this device, which the
@@ -191,8 +269,46 @@ def cached(jitted, static_argnames: tuple[str, ...]):
         if not all(isinstance(x, jax.Array) and x.committed and x.sharding.device_set == {device} for x in leaves):
             # (device_put costs ~10 ms a call even for arrays already there)
             leaves = jax.device_put(leaves, device)
-        key = _key(f"{jitted.__module__}.{jitted.__qualname__}", static, tree, leaves)
+        key = _key(name, static, tree, leaves)
         compiled, out_tree = _program(key, jitted, static, tree, leaves)
         return jax.tree.unflatten(out_tree, compiled(*leaves))
 
+    def prepare(*args, **kwargs) -> None:
+        if _state["folder"] is None:
+            return
+        static, leaves, tree = split(args, kwargs)
+        if not _one_device(leaves):
+            return
+        # weak types kept, as the call's arrays have them
+        leaves = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in map(jax.typeof, leaves)]
+        key = _key(name, static, tree, leaves)
+        pending = _claim(key)
+        if pending is None:
+            return
+        if _path(key).exists():
+            make = lambda: _from_disk(key) or _kept(key, _compile(key, jitted, static, tree, leaves))  # noqa: E731
+        else:
+            # traced and lowered here: tracing is Python, and on a thread it would take turns
+            # with the caller's own tracing for the GIL; only the XLA compile runs beside it
+            try:
+                lowered, out_tree = _lower(key, jitted, static, tree, leaves)
+            except BaseException as error:  # released: the call traces again and raises there
+                with _lock:
+                    del _building[key]
+                pending.set_exception(error)
+                if isinstance(error, Exception):
+                    return
+                raise
+            make = lambda: _kept(key, (_compile_lowered(lowered), out_tree))  # noqa: E731
+        threading.Thread(target=_quietly, args=(key, pending, make), daemon=True,
+                         name=f"jaxmedusa-compile-{jitted.__name__}").start()
+
+    call.prepare = prepare
     return call
+
+
+def _quietly(key: str, pending: Future, make) -> None:
+    try:
+        _settle(key, pending, make)
+    except BaseException:  # the call that needs the program builds it again and raises there
+        pass

@@ -29,14 +29,15 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColu
                            TimeRemainingColumn)
 from rich.text import Text
 
-from jaxmedusa.analysis.outcomes import Outcomes, outcome_arrays, summarize_batch
+from jaxmedusa.analysis.outcomes import Outcomes, summarize_batch
 from jaxmedusa.build import build_batch
 from jaxmedusa.contact.stage import own_search
+from jaxmedusa.core import executable_cache
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.status import Status
 from jaxmedusa.io import tables
 from jaxmedusa.solver.save_grid import prev_of
-from jaxmedusa.solver.simulate import Samples, cached_advance, init_metrics, simulate
+from jaxmedusa.solver.simulate import Samples, cached_advance, cached_init_metrics, simulate
 from jaxmedusa.solver.step_control import STEP_CONTROLS
 from jaxmedusa.solver.trackers import CombinedTracker, EnergyBalanceTracker, with_energy_gain
 from jaxmedusa.study.design import design
@@ -103,7 +104,8 @@ def _any_running(state, settings: Settings):
     return jnp.any(control.running(state.clock, settings) & (state.clock.status == Status.OK))
 
 
-_init_metrics = jax.jit(init_metrics, static_argnames=("tracker",))
+# the outcome summaries as one program served from disk like `advance` (core/executable_cache.py)
+_summaries = executable_cache.cached(jax.jit(summarize_batch, static_argnames=("tracker",)), ("tracker",))
 
 
 def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record: bool, on_progress=None):
@@ -116,7 +118,10 @@ def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record:
     is called after each call with the simulated fraction done."""
     sliced, per_call = _slice_settings(settings, record)
     both = CombinedTracker((tracker, EnergyBalanceTracker()))  # and the energy balance: status energy_gain
-    metrics = _init_metrics(batch, state, both)
+    metrics = cached_init_metrics(batch, state, both)
+    # the final state has the initial one's shapes: the summaries compile on a thread of their
+    # own while this one traces `advance` (cold, ~2 s that would otherwise follow the steps)
+    _summaries.prepare(batch, state, metrics[0], tracker)
     prev = prev_of(state) if record else None  # the state before the last accepted step, between calls
     parts = []
     while True:
@@ -130,7 +135,7 @@ def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record:
         if not bool(_any_running(state, sliced)):
             break
     own, balance = metrics
-    out = outcome_arrays(batch, state, own, tracker)
+    out = _summaries(batch, state, own, tracker)
     out["status"] = with_energy_gain(out["status"], balance)  # ran to the end, creating energy
     samples = None
     if record:

@@ -1,12 +1,16 @@
 """Compiled programs on disk (core/executable_cache.py): the stored executable computes the
 plain jitted call's numbers bit for bit, is written once and read back (not traced or
 compiled again) by a later call, and every part of the key (static arguments, shapes, the
-package's source) makes a new entry; a corrupt file is compiled again."""
+package's source) makes a new entry; a corrupt file is compiled again. `prepare` builds a
+program's compile on a thread of its own, once however many callers ask, and a build that
+fails there is done again by the call that needs it."""
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import threading
+from functools import partial
 from pathlib import Path
 
 import jax
@@ -99,6 +103,79 @@ def test_off_means_the_plain_call(models, tmp_path):
     _assert_identical(_call(advance, batch, state, settings), _call(cached_advance, batch, state, settings))
     assert not list(tmp_path.iterdir())
 
+
+
+@partial(jax.jit, static_argnames=("power",))
+def _polynomial(x, scale, power: int):
+    return {"y": scale * x**power + 1.0}
+
+
+_cached_polynomial = executable_cache.cached(_polynomial, ("power",))
+
+
+def _counting_compiles(monkeypatch):
+    """A list that gets one entry (the compiling thread's name) per compile of the cache."""
+    names, original = [], executable_cache._compile_lowered
+
+    def counted(*args):
+        names.append(threading.current_thread().name)
+        return original(*args)
+
+    monkeypatch.setattr(executable_cache, "_compile_lowered", counted)
+    return names
+
+
+def _wait_for_builds():
+    for t in threading.enumerate():
+        if t.name.startswith("jaxmedusa-compile-"):
+            t.join(timeout=60.0)
+
+
+def test_a_prepared_program_is_built_once_on_its_own_thread(folder, monkeypatch):
+    compiles = _counting_compiles(monkeypatch)
+    x = np.linspace(0.0, 2.0, 5)
+    # shapes only, and a Python float: the call's scalar is weakly typed, so is the prepared one
+    _cached_polynomial.prepare(jax.ShapeDtypeStruct(x.shape, x.dtype), 3.0, power=2)
+    _cached_polynomial.prepare(x, 3.0, power=2)  # asked again while (or after) it builds: no second build
+    _wait_for_builds()
+    assert compiles == ["jaxmedusa-compile-_polynomial"]
+    out = _cached_polynomial(x, 3.0, power=2)
+    np.testing.assert_array_equal(np.asarray(out["y"]), 3.0 * x**2 + 1.0)  # exact in float64 for these x
+    assert len(compiles) == 1 and len(_entries(folder)) == 1
+    # callers on several threads at once: still one build of a new key
+    results = []
+    workers = [threading.Thread(target=lambda: results.append(_cached_polynomial(x, 2.0, power=3))) for _ in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(compiles) == 2 and len(results) == 3
+    for r in results:
+        np.testing.assert_array_equal(np.asarray(r["y"]), 2.0 * x**3 + 1.0)
+
+
+def test_a_prepared_build_that_fails_is_built_again_by_the_call(folder, monkeypatch):
+    original, tries = executable_cache._compile_lowered, []
+
+    def fails_first(*args):
+        tries.append(threading.current_thread().name)
+        if len(tries) == 1:
+            raise RuntimeError("out of memory while compiling")
+        return original(*args)
+
+    monkeypatch.setattr(executable_cache, "_compile_lowered", fails_first)
+    x = np.arange(4.0)
+    _cached_polynomial.prepare(x, 1.0, power=1)
+    _wait_for_builds()
+    np.testing.assert_array_equal(np.asarray(_cached_polynomial(x, 1.0, power=1)["y"]), x + 1.0)
+    assert tries == ["jaxmedusa-compile-_polynomial", threading.current_thread().name]
+
+
+def test_prepare_does_nothing_while_the_cache_is_off(monkeypatch):
+    executable_cache.disable()
+    compiles = _counting_compiles(monkeypatch)
+    _cached_polynomial.prepare(np.arange(3.0), 1.0, power=2)
+    assert compiles == [] and not [t for t in threading.enumerate() if t.name.startswith("jaxmedusa-compile-")]
 
 
 MODEL = Path(__file__).resolve().parents[2] / "studies" / "medusa" / "offset" / "model.dat"
