@@ -119,8 +119,13 @@ def _one_device(leaves) -> bool:
     return all(len(x.sharding.device_set) <= 1 for x in leaves if isinstance(x, jax.Array))
 
 
+def _name(jitted, key: str) -> str:
+    """The compiled program's name (see _lower)."""
+    return f"{jitted.__name__}_{key[:16]}"
+
+
 def _lower(key: str, jitted, static: dict, tree, leaves):
-    """((the flat function of `leaves` traced and lowered, its name), its output tree structure)."""
+    """(the flat function of `leaves` traced and lowered, its output tree structure)."""
     out_tree = []
 
     def flat(*lv):
@@ -133,13 +138,12 @@ def _lower(key: str, jitted, static: dict, tree, leaves):
     # 0.10.2: the stored copy then fails with "Function ... not found" when called). So the
     # program is named after this cache's key (the name is part of that cache's key) and its
     # entry there is removed once written (_compile_lowered).
-    flat.__name__ = flat.__qualname__ = f"{jitted.__name__}_{key[:16]}"
-    return (jax.jit(flat).lower(*leaves), flat.__name__), out_tree[0]
+    flat.__name__ = flat.__qualname__ = _name(jitted, key)
+    return jax.jit(flat).lower(*leaves), out_tree[0]
 
 
-def _compile_lowered(lowered_and_name):
-    """The XLA compile of a lowered program (it releases the GIL: a thread can run it)."""
-    lowered, name = lowered_and_name
+def _compile_lowered(lowered, name: str):
+    """The XLA compile of a lowered program named `name` (it releases the GIL: a thread can run it)."""
     compiled = lowered.compile()
     cache_dir = jax.config.jax_compilation_cache_dir
     if cache_dir:
@@ -151,7 +155,7 @@ def _compile_lowered(lowered_and_name):
 def _compile(key: str, jitted, static: dict, tree, leaves):
     """(compiled executable of the flat function of `leaves`, output tree structure)."""
     lowered, out_tree = _lower(key, jitted, static, tree, leaves)
-    return _compile_lowered(lowered), out_tree
+    return _compile_lowered(lowered, _name(jitted, key)), out_tree
 
 
 def _load(path: Path):
@@ -203,16 +207,20 @@ def _claim(key: str) -> Future | None:
         return pending
 
 
+def _release(key: str, pending: Future, error: BaseException) -> None:
+    """Give up a claimed build: the waiting callers, and later ones, build it themselves
+    (a prepared build's error then surfaces in the call that needs it)."""
+    with _lock:
+        del _building[key]
+    pending.set_exception(error)
+
+
 def _settle(key: str, pending: Future, make) -> tuple:
-    """Build a claimed key's program with `make()` and hand it to every waiting caller. A
-    build that fails is left to the next caller (a prepared build's error then surfaces in
-    the call that needs it)."""
+    """Build a claimed key's program with `make()` and hand it to every waiting caller."""
     try:
         program = make()
     except BaseException as error:
-        with _lock:
-            del _building[key]
-        pending.set_exception(error)
+        _release(key, pending, error)
         raise
     with _lock:
         _programs[key] = program
@@ -224,19 +232,21 @@ def _settle(key: str, pending: Future, make) -> tuple:
 def _program(key: str, jitted, static: dict, tree, leaves):
     """The (compiled executable, output tree) of a key: from memory, from the thread
     building it, from disk, or compiled now (and stored). Built once however many threads ask."""
-    with _lock:
-        if key in _programs:
-            return _programs[key]
-        pending = _building.get(key)
-    if pending is not None:
+    while True:
+        with _lock:
+            if key in _programs:
+                return _programs[key]
+            pending = _building.get(key)
+            mine = pending is None  # this caller builds it
+            if mine:
+                pending = _building[key] = Future()
+        if mine:
+            return _settle(key, pending,
+                           lambda: _from_disk(key) or _kept(key, _compile(key, jitted, static, tree, leaves)))
         try:
             return pending.result()
-        except Exception:
-            return _program(key, jitted, static, tree, leaves)
-    pending = _claim(key)
-    if pending is None:  # another thread claimed it in between
-        return _program(key, jitted, static, tree, leaves)
-    return _settle(key, pending, lambda: _from_disk(key) or _kept(key, _compile(key, jitted, static, tree, leaves)))
+        except Exception:  # that build failed: try it here
+            continue
 
 
 def cached(jitted, static_argnames: tuple[str, ...]):
@@ -292,14 +302,12 @@ def cached(jitted, static_argnames: tuple[str, ...]):
             # with the caller's own tracing for the GIL; only the XLA compile runs beside it
             try:
                 lowered, out_tree = _lower(key, jitted, static, tree, leaves)
-            except BaseException as error:  # released: the call traces again and raises there
-                with _lock:
-                    del _building[key]
-                pending.set_exception(error)
+            except BaseException as error:
+                _release(key, pending, error)  # the call traces again and raises there
                 if isinstance(error, Exception):
                     return
                 raise
-            make = lambda: _kept(key, (_compile_lowered(lowered), out_tree))  # noqa: E731
+            make = lambda: _kept(key, (_compile_lowered(lowered, _name(jitted, key)), out_tree))  # noqa: E731
         threading.Thread(target=_quietly, args=(key, pending, make), daemon=True,
                          name=f"jaxmedusa-compile-{jitted.__name__}").start()
 

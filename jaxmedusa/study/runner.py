@@ -29,7 +29,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColu
                            TimeRemainingColumn)
 from rich.text import Text
 
-from jaxmedusa.analysis.outcomes import Outcomes, summarize_batch
+from jaxmedusa.analysis.outcomes import Outcomes, outcome_arrays, summarize_batch
 from jaxmedusa.build import build_batch
 from jaxmedusa.contact.stage import own_search
 from jaxmedusa.core import executable_cache
@@ -105,7 +105,7 @@ def _any_running(state, settings: Settings):
 
 
 # the outcome summaries as one program served from disk like `advance` (core/executable_cache.py)
-_summaries = executable_cache.cached(jax.jit(summarize_batch, static_argnames=("tracker",)), ("tracker",))
+_summaries = executable_cache.cached(outcome_arrays, ("tracker",))
 
 
 def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record: bool, on_progress=None):
@@ -120,7 +120,7 @@ def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record:
     both = CombinedTracker((tracker, EnergyBalanceTracker()))  # and the energy balance: status energy_gain
     metrics = cached_init_metrics(batch, state, both)
     # the final state has the initial one's shapes: the summaries compile on a thread of their
-    # own while this one traces `advance` (cold, ~2 s that would otherwise follow the steps)
+    # own while this one traces `advance` (cold, ~1.5 s that would otherwise follow the steps)
     _summaries.prepare(batch, state, metrics[0], tracker)
     prev = prev_of(state) if record else None  # the state before the last accepted step, between calls
     parts = []
