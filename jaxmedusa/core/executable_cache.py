@@ -22,9 +22,12 @@ entry can therefore not be found; deleting the folder is always safe. Anything u
 compiling again or to the plain jitted call.
 
 `call.prepare(*args)` traces and lowers a key's program and leaves its XLA compile to a
-thread of its own: a study prepares its outcome summaries before it traces its time loop, so
-that compile (~1.5 s on this 2-core CPU) runs on the core the single-threaded tracing leaves
-idle instead of after the steps. A call that finds its key still being built waits for it.
+thread of its own. `call.prepare(*args, defer=True)` leaves the tracing to that thread too,
+and starts it once another program of the cache has been traced and lowered: that program's
+XLA compile holds no GIL, and its first seconds (XLA's HLO passes) keep one core busy. A
+study so defers its outcome summaries (~1.5 s of tracing and ~1.5 s of compiling on this
+2-core CPU) into its time loop's compile, where they add little to the wall time. A call that finds its
+key still being built waits for it (and starts it, if it was deferred).
 
 Off until `enable(folder)`: the `jaxmedusa` command turns it on with the compilation cache
 (folder $XDG_CACHE_HOME/jaxmedusa/jax/executables); library users and the tests call plain jit.
@@ -55,7 +58,8 @@ _state = {"folder": None}
 _programs: dict[str, tuple] = {}  # key -> (compiled executable, output tree), this process
 _keys: dict[tuple, str] = {}  # (source, name, static arguments, tree, shapes, x64) -> key, this process
 _building: dict[str, Future] = {}  # key -> its program, while one thread builds it
-_lock = threading.Lock()  # guards _programs and _building (chunks and `prepare` run on threads)
+_lock = threading.Lock()  # guards _programs, _building and _deferred (chunks and `prepare` run on threads)
+_deferred: dict[str, object] = {}  # key -> the thread that builds it, claimed, not yet started (prepare(defer=True))
 
 
 def enable(path: str | os.PathLike) -> Path | None:
@@ -73,6 +77,7 @@ def disable() -> None:
     _state["folder"] = None
     with _lock:
         _programs.clear()
+        _deferred.clear()
     _keys.clear()
 
 
@@ -155,7 +160,17 @@ def _compile_lowered(lowered, name: str):
 def _compile(key: str, jitted, static: dict, tree, leaves):
     """(compiled executable of the flat function of `leaves`, output tree structure)."""
     lowered, out_tree = _lower(key, jitted, static, tree, leaves)
+    _start_deferred()  # this thread's tracing is done; its XLA compile leaves the GIL to them
     return _compile_lowered(lowered, _name(jitted, key)), out_tree
+
+
+def _start_deferred(key: str | None = None) -> None:
+    """Start the deferred builds (all of them, or the one of `key` if it is deferred)."""
+    with _lock:
+        starting = list(_deferred) if key is None else [key] if key in _deferred else []
+        threads = [_deferred.pop(k) for k in starting]
+    for t in threads:
+        t.start()
 
 
 def _load(path: Path):
@@ -243,6 +258,7 @@ def _program(key: str, jitted, static: dict, tree, leaves):
         if mine:
             return _settle(key, pending,
                            lambda: _from_disk(key) or _kept(key, _compile(key, jitted, static, tree, leaves)))
+        _start_deferred(key)  # (a deferred build of this key starts now, as the call needs it)
         try:
             return pending.result()
         except Exception:  # that build failed: try it here
@@ -254,7 +270,10 @@ def cached(jitted, static_argnames: tuple[str, ...]):
     served from compiled programs while the cache is enabled; the plain call otherwise.
     `.prepare(*args, **kwargs)` traces and lowers the program of those arguments (arrays or
     abstract values: only shapes, dtypes and weak types are used), starts its compile (or
-    its load from disk) on a daemon thread and returns; it does nothing while the cache is off."""
+    its load from disk) on a daemon thread and returns; it does nothing while the cache is off.
+    `.prepare(*args, defer=True, **kwargs)` leaves the tracing to that thread too, started
+    once another program of this cache has been traced and lowered (its XLA compile, which
+    holds no GIL, then runs beside this tracing) or once a call needs this program."""
     signature = inspect.signature(jitted)
     name = f"{jitted.__module__}.{jitted.__qualname__}"
 
@@ -283,7 +302,7 @@ def cached(jitted, static_argnames: tuple[str, ...]):
         compiled, out_tree = _program(key, jitted, static, tree, leaves)
         return jax.tree.unflatten(out_tree, compiled(*leaves))
 
-    def prepare(*args, **kwargs) -> None:
+    def prepare(*args, defer: bool = False, **kwargs) -> None:
         if _state["folder"] is None:
             return
         static, leaves, tree = split(args, kwargs)
@@ -295,9 +314,14 @@ def cached(jitted, static_argnames: tuple[str, ...]):
         pending = _claim(key)
         if pending is None:
             return
-        if _path(key).exists():
-            make = lambda: _from_disk(key) or _kept(key, _compile(key, jitted, static, tree, leaves))  # noqa: E731
-        else:
+        thread = functools.partial(threading.Thread, target=_quietly, daemon=True,
+                                   name=f"jaxmedusa-compile-{jitted.__name__}")
+        make = lambda: _from_disk(key) or _kept(key, _compile(key, jitted, static, tree, leaves))  # noqa: E731
+        if defer and not _path(key).exists():  # traced on the thread, once it starts (_start_deferred)
+            with _lock:
+                _deferred[key] = thread(args=(key, pending, make))
+            return
+        if not _path(key).exists():
             # traced and lowered here: tracing is Python, and on a thread it would take turns
             # with the caller's own tracing for the GIL; only the XLA compile runs beside it
             try:
@@ -308,8 +332,7 @@ def cached(jitted, static_argnames: tuple[str, ...]):
                     return
                 raise
             make = lambda: _kept(key, (_compile_lowered(lowered, _name(jitted, key)), out_tree))  # noqa: E731
-        threading.Thread(target=_quietly, args=(key, pending, make), daemon=True,
-                         name=f"jaxmedusa-compile-{jitted.__name__}").start()
+        thread(args=(key, pending, make)).start()
 
     call.prepare = prepare
     return call

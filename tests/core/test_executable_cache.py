@@ -3,7 +3,8 @@ plain jitted call's numbers bit for bit, is written once and read back (not trac
 compiled again) by a later call, and every part of the key (static arguments, shapes, the
 package's source) makes a new entry; a corrupt file is compiled again. `prepare` builds a
 program's compile on a thread of its own, once however many callers ask, and a build that
-fails there is done again by the call that needs it."""
+fails there is done again by the call that needs it; a deferred one is traced on that thread
+once another program has been lowered, or when the call needs it."""
 from __future__ import annotations
 
 import os
@@ -169,6 +170,22 @@ def test_a_prepared_build_that_fails_is_built_again_by_the_call(folder, monkeypa
     _wait_for_builds()
     np.testing.assert_array_equal(np.asarray(_cached_polynomial(x, 1.0, power=1)["y"]), x + 1.0)
     assert tries == ["jaxmedusa-compile-_polynomial", threading.current_thread().name]
+
+
+def test_a_deferred_preparation_waits_for_another_programs_lowering(folder, monkeypatch):
+    compiles = _counting_compiles(monkeypatch)
+    x = np.array([-1.0, -0.5, 0.5, 2.0])  # every power below exact in float64
+    _cached_polynomial.prepare(x, 2.0, power=2, defer=True)  # nothing traced yet: no thread
+    assert not [t for t in threading.enumerate() if t.name.startswith("jaxmedusa-compile-")]
+    np.testing.assert_array_equal(np.asarray(_cached_polynomial(x, 1.0, power=3)["y"]), x**3 + 1.0)
+    _wait_for_builds()  # that call's lowering started the deferred build, on a thread of its own
+    assert sorted(compiles) == sorted([threading.current_thread().name, "jaxmedusa-compile-_polynomial"])
+    np.testing.assert_array_equal(np.asarray(_cached_polynomial(x, 2.0, power=2)["y"]), 2.0 * x**2 + 1.0)
+    assert len(compiles) == 2 and len(_entries(folder)) == 2
+    # with no other build to follow, the call that needs the program starts it (and waits)
+    _cached_polynomial.prepare(x, 3.0, power=4, defer=True)
+    np.testing.assert_array_equal(np.asarray(_cached_polynomial(x, 3.0, power=4)["y"]), 3.0 * x**4 + 1.0)
+    assert compiles[2:] == ["jaxmedusa-compile-_polynomial"]
 
 
 def test_prepare_does_nothing_while_the_cache_is_off(monkeypatch):
