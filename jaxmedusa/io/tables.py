@@ -187,16 +187,27 @@ def write_table(table: pa.Table, path: str | Path, metadata: dict[str, str] | No
     return path
 
 
-def arrow_array(x) -> pa.Array:
-    """A 1-D numpy array (float, int or bool) as an Arrow array, built from its buffer. Why not
-    pa.array: its first call imports pandas (0.36 s, to look for pandas types), and `jaxmedusa
-    run` writes its tables without pandas. Equal to pa.array(x) (tests/io/test_tables_values.py)."""
-    x = np.asarray(x)
-    if x.ndim != 1:
-        raise ValueError(f"arrow_array: 1-D array expected, got shape {x.shape}")
-    if x.dtype == np.bool_:
-        return pa.Array.from_buffers(pa.bool_(), len(x), [None, pa.py_buffer(np.packbits(x, bitorder="little"))])
-    return pa.Array.from_buffers(pa.from_numpy_dtype(x.dtype), len(x), [None, pa.py_buffer(np.ascontiguousarray(x))])
+def arrow_array(x, mask=None, type=None) -> pa.Array:
+    """A 1-D numpy array (float, int or bool) or a sequence of str as an Arrow array, built
+    from its buffers; `mask` (1-D bool, True: null) and `type` (numbers are converted to it
+    first) as pa.array's. Why not pa.array: its first call imports pandas (0.36-0.5 s, to
+    look for pandas types), and `jaxmedusa run` and `jaxmedusa sweep` write their tables
+    without pandas. Equal to pa.array(x, mask=mask, type=type) (tests/io/test_tables_values.py)."""
+    if type == pa.string() or np.asarray(x).dtype.kind in "US":
+        data = [str(v).encode() for v in x]
+        offsets = np.zeros(len(data) + 1, np.int32)
+        offsets[1:] = np.cumsum([len(b) for b in data])
+        kind, n, buffers = pa.string(), len(data), [pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
+    else:
+        x = np.asarray(x) if type is None else np.asarray(x, type.to_pandas_dtype())
+        if x.ndim != 1:
+            raise ValueError(f"arrow_array: 1-D array expected, got shape {x.shape}")
+        values = np.packbits(x, bitorder="little") if x.dtype == np.bool_ else np.ascontiguousarray(x)
+        kind, n, buffers = pa.from_numpy_dtype(x.dtype), len(x), [pa.py_buffer(values)]
+    valid = None
+    if mask is not None and np.any(mask):
+        valid = pa.py_buffer(np.packbits(~np.asarray(mask, bool), bitorder="little"))
+    return pa.Array.from_buffers(kind, n, [valid, *buffers])
 
 
 def columns_table(columns: dict) -> pa.Table:
@@ -220,8 +231,8 @@ def write_damage(rows: list[dict], path: str | Path, metadata: dict[str, str] | 
     names = ["vehicle", "collision", *[f"c{i}" for i in range(1, 7)], "damage_width", "damage_offset", "area",
              "crash3_energy", "max_residual_crush", "delta_v", "pdof_clock", "cdc"]
     ints, strings = {"vehicle", "collision", "pdof_clock"}, {"area", "cdc"}
-    arrays = [pa.array([r[n] for r in rows], type=pa.int32() if n in ints else pa.string() if n in strings
-                       else pa.float64()) for n in names]
+    arrays = [arrow_array([r[n] for r in rows], type=pa.int32() if n in ints else pa.string() if n in strings
+                          else pa.float64()) for n in names]
     fields = [pa.field(n, a.type, metadata={b"unit": DAMAGE_UNITS[n].encode()} if n in DAMAGE_UNITS else None)
               for n, a in zip(names, arrays)]
     return write_table(pa.Table.from_arrays(arrays, schema=pa.schema(fields)), path, metadata)
@@ -335,17 +346,17 @@ def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict
     ([N] for status/end_time/steps, [N, V, ...] per vehicle) already without padding rows;
     metric_names: the per-vehicle metrics to include, in order; extra: {column: ((N,), unit)}
     appended last (e.g. the gradient columns d_<output>_d_<parameter>)."""
-    cols: dict[str, pa.Array] = {"sample_id": pa.array(np.asarray(sample_ids, np.int64))}
+    cols: dict[str, pa.Array] = {"sample_id": arrow_array(np.asarray(sample_ids, np.int64))}
     for k, v in parameters.items():
-        cols[k] = pa.array(np.asarray(v))
+        cols[k] = arrow_array(np.asarray(v))
     status = np.asarray(metrics["status"], np.int32)
-    cols["status"] = pa.array(status)
-    cols["status_name"] = pa.array([status_label(c) for c in status])
-    cols["end_time"] = pa.array(np.asarray(metrics["end_time"], np.float64))
-    cols["steps"] = pa.array(np.asarray(metrics["steps"], np.int64))
+    cols["status"] = arrow_array(status)
+    cols["status_name"] = arrow_array([status_label(c) for c in status])
+    cols["end_time"] = arrow_array(np.asarray(metrics["end_time"], np.float64))
+    cols["steps"] = arrow_array(np.asarray(metrics["steps"], np.int64))
     for name in COUNT_COLUMNS:  # analysis/step_counts.py (absent from hand-made metric dicts)
         if name in metrics:
-            cols[name] = pa.array(np.asarray(metrics[name], np.int64))
+            cols[name] = arrow_array(np.asarray(metrics[name], np.int64))
     units = {"end_time": "s"}
     for name in metric_names:
         a = np.asarray(metrics[name])[:, :n_vehicles]
@@ -360,17 +371,17 @@ def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict
             null = np.asarray(metrics["sway_peaks"])[:, :n_vehicles] < 3
         if name == "cdc":  # SAE J224 codes (N, V, 5) -> one string column per vehicle
             for k, col in enumerate(metric_columns(name, n_vehicles)):
-                cols[col] = pa.array([cdc_string(c) for c in a[:, k]])
+                cols[col] = arrow_array([cdc_string(c) for c in a[:, k]])
             continue
         if a.ndim == 3:  # vectors: (N, V, 3) -> V*3 columns
             a = a.reshape(a.shape[0], -1)
         names = metric_columns(name, n_vehicles)
         for j, col in enumerate(names):
             x = a[:, j]
-            cols[col] = pa.array(x, mask=None if null is None else null[:, j])
+            cols[col] = arrow_array(x, mask=None if null is None else null[:, j])
             units[col] = METRIC_UNITS.get(name, "")
     for col, (x, unit) in (extra or {}).items():
-        cols[col] = pa.array(np.asarray(x, np.float64))
+        cols[col] = arrow_array(np.asarray(x, np.float64))
         units[col] = unit
     fields = [pa.field(k, a.type, metadata={b"unit": units[k].encode()} if units.get(k) else None)
               for k, a in cols.items()]

@@ -152,7 +152,8 @@ def finalize(out: str | Path) -> pa.Table:
     missing = [k for k in range(math.ceil(n / size)) if k not in chunks]
     if missing:
         raise StudyError(f"{out}: chunks {missing} are missing (run the remaining shards, or --resume)")
-    table = pa.concat_tables([pq.read_table(chunks[k]) for k in sorted(chunks)])
+    # (ParquetFile, not pq.read_table: that imports pyarrow.dataset and pandas, 0.5 s)
+    table = pa.concat_tables([pq.ParquetFile(chunks[k]).read() for k in sorted(chunks)])
     table = table.sort_by("sample_id")
     ids = table.column("sample_id").to_pylist()
     if ids != list(range(n)):  # every sample exactly once
