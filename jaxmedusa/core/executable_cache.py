@@ -26,8 +26,8 @@ thread of its own. `call.prepare(*args, defer=True)` leaves the tracing to that 
 and starts it once another program of the cache has been traced and lowered: that program's
 XLA compile holds no GIL, and its first seconds (XLA's HLO passes) keep one core busy. A
 study so defers its outcome summaries (~1.5 s of tracing and ~1.5 s of compiling on this
-2-core CPU) into its time loop's compile, where they add little to the wall time. A call that finds its
-key still being built waits for it (and starts it, if it was deferred).
+2-core CPU) into its time loop's compile, where they add little to the wall time. A call
+that finds its key still being built waits for it (and starts it, if it was deferred).
 
 Off until `enable(folder)`: the `jaxmedusa` command turns it on with the compilation cache
 (folder $XDG_CACHE_HOME/jaxmedusa/jax/executables); library users and the tests call plain jit.
@@ -59,7 +59,7 @@ _programs: dict[str, tuple] = {}  # key -> (compiled executable, output tree), t
 _keys: dict[tuple, str] = {}  # (source, name, static arguments, tree, shapes, x64) -> key, this process
 _building: dict[str, Future] = {}  # key -> its program, while one thread builds it
 _lock = threading.Lock()  # guards _programs, _building and _deferred (chunks and `prepare` run on threads)
-_deferred: dict[str, object] = {}  # key -> the thread that builds it, claimed, not yet started (prepare(defer=True))
+_deferred: dict[str, object] = {}  # key -> its claimed build's thread, not yet started (prepare(defer=True))
 
 
 def enable(path: str | os.PathLike) -> Path | None:

@@ -351,7 +351,7 @@ def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict
         cols[k] = arrow_array(np.asarray(v))
     status = np.asarray(metrics["status"], np.int32)
     cols["status"] = arrow_array(status)
-    cols["status_name"] = arrow_array([status_label(c) for c in status])
+    cols["status_name"] = arrow_array([status_label(c) for c in status], type=pa.string())
     cols["end_time"] = arrow_array(np.asarray(metrics["end_time"], np.float64))
     cols["steps"] = arrow_array(np.asarray(metrics["steps"], np.int64))
     for name in COUNT_COLUMNS:  # analysis/step_counts.py (absent from hand-made metric dicts)
@@ -371,7 +371,7 @@ def scenarios_table(sample_ids, parameters: dict[str, np.ndarray], metrics: dict
             null = np.asarray(metrics["sway_peaks"])[:, :n_vehicles] < 3
         if name == "cdc":  # SAE J224 codes (N, V, 5) -> one string column per vehicle
             for k, col in enumerate(metric_columns(name, n_vehicles)):
-                cols[col] = arrow_array([cdc_string(c) for c in a[:, k]])
+                cols[col] = arrow_array([cdc_string(c) for c in a[:, k]], type=pa.string())
             continue
         if a.ndim == 3:  # vectors: (N, V, 3) -> V*3 columns
             a = a.reshape(a.shape[0], -1)

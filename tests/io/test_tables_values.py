@@ -213,5 +213,6 @@ def test_a_run_writes_its_tables_without_importing_pandas(tmp_path):
     assert len(pd.read_parquet(tmp_path / "t.parquet")) == 6
     assert pd.read_parquet(tmp_path / "p.parquet")["in_contact"].tolist() == [True, False]
     rows = pd.read_parquet(tmp_path / "s.parquet")
-    assert rows["status_name"].tolist() == ["ok", "ok"] and rows["v1_first_contact_time"].isna().tolist() == [False, True]
+    assert rows["status_name"].tolist() == ["ok", "ok"]
+    assert rows["v1_first_contact_time"].isna().tolist() == [False, True]
     assert pd.read_parquet(tmp_path / "d.parquet")["cdc"].tolist() == ["12FDEW2"]
