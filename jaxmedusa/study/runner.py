@@ -120,7 +120,7 @@ def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record:
     both = CombinedTracker((tracker, EnergyBalanceTracker()))  # and the energy balance: status energy_gain
     metrics = cached_init_metrics(batch, state, both)
     # the final state has the initial one's shapes: the summaries are traced and compiled on a
-    # thread of their own while XLA compiles `advance` (cold, ~3 s that would otherwise follow the steps)
+    # thread of their own while XLA compiles `advance` (cold: ~1.5 s of tracing off this thread)
     _summaries.prepare(batch, state, metrics[0], tracker, defer=True)
     prev = prev_of(state) if record else None  # the state before the last accepted step, between calls
     parts = []
