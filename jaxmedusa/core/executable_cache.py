@@ -316,12 +316,13 @@ def cached(jitted, static_argnames: tuple[str, ...]):
             return
         thread = functools.partial(threading.Thread, target=_quietly, daemon=True,
                                    name=f"jaxmedusa-compile-{jitted.__name__}")
+        stored = _path(key).exists()
         make = lambda: _from_disk(key) or _kept(key, _compile(key, jitted, static, tree, leaves))  # noqa: E731
-        if defer and not _path(key).exists():  # traced on the thread, once it starts (_start_deferred)
+        if defer and not stored:  # traced on the thread, once it starts (_start_deferred)
             with _lock:
                 _deferred[key] = thread(args=(key, pending, make))
             return
-        if not _path(key).exists():
+        if not stored:
             # traced and lowered here: tracing is Python, and on a thread it would take turns
             # with the caller's own tracing for the GIL; only the XLA compile runs beside it
             try:

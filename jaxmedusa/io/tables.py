@@ -193,13 +193,13 @@ def arrow_array(x, mask=None, type=None) -> pa.Array:
     first) as pa.array's. Why not pa.array: its first call imports pandas (0.36-0.5 s, to
     look for pandas types), and `jaxmedusa run` and `jaxmedusa sweep` write their tables
     without pandas. Equal to pa.array(x, mask=mask, type=type) (tests/io/test_tables_values.py)."""
-    if type == pa.string() or np.asarray(x).dtype.kind in "US":
+    x = np.asarray(x) if type is None or type == pa.string() else np.asarray(x, type.to_pandas_dtype())
+    if type == pa.string() or x.dtype.kind in "US":
         data = [str(v).encode() for v in x]
         offsets = np.zeros(len(data) + 1, np.int32)
         offsets[1:] = np.cumsum([len(b) for b in data])
         kind, n, buffers = pa.string(), len(data), [pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
     else:
-        x = np.asarray(x) if type is None else np.asarray(x, type.to_pandas_dtype())
         if x.ndim != 1:
             raise ValueError(f"arrow_array: 1-D array expected, got shape {x.shape}")
         values = np.packbits(x, bitorder="little") if x.dtype == np.bool_ else np.ascontiguousarray(x)
