@@ -50,8 +50,8 @@ from jaxmedusa.study.store import (chunk_meta, chunk_path, finalize, spec_change
                                    write_manifest)
 from jaxmedusa.study.workers import default_workers, run_side_by_side
 
-__all__ = ["run_study", "run_chunk", "run_batch", "device_sharding", "auto_batch_size", "parse_shard",
-           "SweepSummary", "SweepInterrupted", "progress_bar", "summarize_out", "plan_sweep", "prepare_out", "write_chunk", "SweepPlan",
+__all__ = ["run_study", "run_chunk", "run_batch", "device_sharding", "auto_batch_size", "parse_shard", "SweepSummary",
+           "SweepInterrupted", "progress_bar", "summarize_out", "plan_sweep", "prepare_out", "write_chunk", "SweepPlan",
            "CHUNK_SECONDS"]
 
 # A chunk runs as SLICES jitted advances: each takes ~1/SLICES of the chunk's time, which
@@ -98,30 +98,31 @@ def _done_fraction(state, settings: Settings) -> float:
 
 
 @partial(jax.jit, static_argnames=("settings",))
-def _any_running(state, settings: Settings):
+def _any_running_jit(state, settings: Settings):
     """Is any scenario healthy with steps left (the test of the solver's own loop)?"""
     control = STEP_CONTROLS.resolve(settings.step_control, where="Settings.step_control")
     return jnp.any(control.running(state.clock, settings) & (state.clock.status == Status.OK))
 
 
-# the outcome summaries as one program served from disk like `advance` (core/executable_cache.py)
+# the loop's test and the outcome summaries, served from disk like `advance` (core/executable_cache.py)
+_any_running = executable_cache.cached(_any_running_jit, ("settings",))
 _summaries = executable_cache.cached(outcome_arrays, ("tracker",))
 
 
 def simulate_sliced(batch, state, settings: Settings, tracker: Outcomes, record: bool, on_progress=None):
     """`run_batch` as a loop of short jitted `advance` calls (module docstring), until no
     scenario is running: (outcome metrics {name: [B, ...]}, Samples [B, S, ...] or None).
-    The energy balance runs beside the outcome tracker (solver/trackers.py): a scenario that
-    ends healthy having created energy gets status energy_gain.
-    The last call, after the sample at end_time, takes the steps `finish` would (a slot
-    with no save time left steps to the end of the run), so the step body compiles once. `on_progress(fraction)`
-    is called after each call with the simulated fraction done."""
+    The energy balance runs beside the outcome tracker (solver/trackers.py): a scenario that ends healthy
+    having created energy gets status energy_gain. The last call, after the sample at end_time, takes the
+    steps `finish` would (a slot with no save time left steps to the end of the run), so the step body
+    compiles once. `on_progress(fraction)` is called after each call with the simulated fraction done."""
     sliced, per_call = _slice_settings(settings, record)
     both = CombinedTracker((tracker, EnergyBalanceTracker()))  # and the energy balance: status energy_gain
     metrics = cached_init_metrics(batch, state, both)
-    # the final state has the initial one's shapes: the summaries are traced and compiled on a
-    # thread of their own while XLA compiles `advance` (cold: ~1.5 s of tracing off this thread)
+    # traced and compiled on threads while XLA compiles `advance` (cold: the summaries' tracing ~1.5 s;
+    # the final state has the initial one's shapes)
     _summaries.prepare(batch, state, metrics[0], tracker, defer=True)
+    _any_running.prepare(state, sliced, defer=True)
     prev = prev_of(state) if record else None  # the state before the last accepted step, between calls
     parts = []
     while True:

@@ -220,7 +220,8 @@ def test_a_program_compiled_again_is_stored_whole(tmp_path):
     """Fresh processes sharing one cache folder: an entry compiled a second time (its file
     deleted, JAX's compilation cache still holding the program) must be compiled afresh, not
     served by that cache, whose executables serialise without some kernels on CPU: the copy
-    stored then is loaded by a third process, called, and must give the plain call's numbers."""
+    stored then is loaded by a third process, called, and must give the plain call's numbers.
+    The cached program's compile writes no entry to that cache (the plain call's is there)."""
     env = dict(os.environ, **{compile_cache.ENV: str(tmp_path)})
     tests = Path(__file__).resolve().parents[1]
 
@@ -229,7 +230,11 @@ def test_a_program_compiled_again_is_stored_whole(tmp_path):
                               capture_output=True, text=True, check=True).stdout
 
     plain = child("plain")
+    assert [p.name for p in tmp_path.glob("jit_advance-*")]  # the plain call's entry in JAX's cache
     assert child("cached") == plain
+    # the cached program's compile writes none there: it would be deleted at once (its name
+    # begins with jit_advance_ and the entry's key follows: jit_advance_<key>-<hash>)
+    assert not list(tmp_path.glob("jit_advance_*"))
     (entry,) = (tmp_path / "executables").glob(f"*{executable_cache.SUFFIX}")
     entry.unlink()
     assert child("cached") == plain  # compiled again and stored
