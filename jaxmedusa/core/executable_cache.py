@@ -4,8 +4,8 @@ JAX's persistent compilation cache (core/compile_cache.py) saves the XLA compila
 each new process must still trace the Python step function and lower it to StableHLO before
 it can even look the compiled program up: for the offset example's `advance` that was ~3.6 s
 of a warm ~4 s start on this 2-core CPU. `cached(jitted, static_argnames)` wraps a jitted
-function: the first call with a given key lowers and compiles it (as a plain call would; the
-compilation cache serves the XLA compile when it has it) and writes the serialised
+function: the first call with a given key lowers and compiles it (afresh: JAX's compilation
+cache neither serves nor keeps these programs, see _lower) and writes the serialised
 executable (jax.experimental.serialize_executable); later calls, in this process or the
 next, load the executable and call it: no tracing, no lowering, no cache lookup.
 

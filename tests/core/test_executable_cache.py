@@ -218,8 +218,8 @@ print(repr([np.asarray(x).tolist() for x in jax.tree.leaves(out)]))
 
 def test_a_program_compiled_again_is_stored_whole(tmp_path):
     """Fresh processes sharing one cache folder: an entry compiled a second time (its file
-    deleted, JAX's compilation cache still holding the program) must be compiled afresh, not
-    served by that cache, whose executables serialise without some kernels on CPU: the copy
+    deleted, JAX's compilation cache on) must be compiled afresh, not served by that cache,
+    whose executables serialise without some kernels on CPU: the copy
     stored then is loaded by a third process, called, and must give the plain call's numbers.
     The cached program's compile writes no entry to that cache (the plain call's is there)."""
     env = dict(os.environ, **{compile_cache.ENV: str(tmp_path)})
