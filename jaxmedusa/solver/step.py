@@ -23,6 +23,7 @@ from jaxmedusa.contact.joints import joint_terms
 from jaxmedusa.contact.laws import LAWS
 from jaxmedusa.contact.stage import contact_stage, no_contact, uses_contact
 from jaxmedusa.contact.types import PairInfo, add_terms
+from jaxmedusa.core.fusion import computed_once
 from jaxmedusa.core.params import Settings
 from jaxmedusa.core.state import ScenarioClock, SimState, VehicleState
 from jaxmedusa.core.status import Status
@@ -139,8 +140,10 @@ def scenario_step(batch_item, state: SimState, settings: Settings, geom=None, la
         accept, new_dt, new_hold = control.decide(clk, StepProposal(touching=touching), settings)
 
         status = step_status(accept, jnp.any(off_road & valid), new_vs, contact_failed)
-        ok = status == Status.OK
-        take = accept & ok  # a failed scenario keeps its last good state
+        # both masks are read by the selects of every state leaf and by the trackers: computed
+        # once, not inside each of those (core/fusion.py)
+        ok = computed_once(status == Status.OK)
+        take = computed_once(accept & ok)  # a failed scenario keeps its last good state
         clock = ScenarioClock(
             t=jnp.where(take, clk.t + clk.dt, clk.t),
             dt=jnp.where(ok, new_dt, clk.dt),

@@ -1,0 +1,34 @@
+"""A mask that XLA's CPU fusion computes once instead of once per consumer.
+
+XLA fuses a chain of cheap elementwise operations (compares, ands, selects, sums of a few
+numbers) into every fusion that reads its result, so a per-scenario mask read by the selects
+of many state leaves is recomputed inside each of them, for every element of each leaf. The
+step's `take` (the step was accepted and nothing failed: the step control's decision and the
+finiteness checks of the new state, solver/step.py) is read by the select of every vehicle
+state leaf, by the clock, and by every tracker accumulator that counts only accepted steps;
+in the optimised HLO of the crush-law offset study's time loop (B = 256) each [256, 2, 1, 3]
+accumulator of the damage tracker carried the whole chain, 90 operations, for each of its
+1,536 elements.
+
+`computed_once` passes the mask through a square root, which XLA counts as expensive and so
+does not copy into the fusions of several consumers: the chain is evaluated once, into a
+buffer of B numbers, and each consumer reads it. sqrt(0) = 0 and sqrt(1) = 1 exactly, so
+the mask is the same, bit for bit. Measured on the study's state at 1 s (B = 256, 500 steps,
+alternating rounds in one process): 0.73-0.75 of the step's time with contact, 0.97 without
+(benchmarks/RESULTS.md, "The step's accepted mask computed once").
+`jax.lax.optimization_barrier` on the same mask gained nothing (1.06): XLA's CPU pipeline
+did not keep it in place of the chain.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["computed_once"]
+
+
+def computed_once(mask):
+    """`mask` (bool, any shape), the same values, as one stored result (module docstring).
+    No derivative flows through it (a mask has none)."""
+    ones = jax.lax.stop_gradient(mask.astype(jnp.float32))
+    return jnp.sqrt(ones) > 0.5
