@@ -10,12 +10,13 @@ in the optimised HLO of the crush-law offset study's time loop (B = 256) each [2
 accumulator of the damage tracker carried the whole chain, 90 operations, for each of its
 1,536 elements.
 
-`computed_once` passes the mask through a square root, which XLA counts as expensive and so
-does not copy into the fusions of several consumers: the chain is evaluated once, into a
-buffer of B numbers, and each consumer reads it. sqrt(0) = 0 and sqrt(1) = 1 exactly, so
-the mask is the same, bit for bit. Measured on the study's state at 1 s (B = 256, 500 steps,
-alternating rounds in one process): 0.73-0.75 of the step's time with contact, 0.97 without
-(benchmarks/RESULTS.md, "The step's accepted mask computed once").
+`computed_once` passes the mask through a square root, which XLA's fusion does not copy into
+several consumers (nor an exponential or a division; tests/core/test_fusion.py checks it on the
+compiled HLO): the chain is evaluated once, into a buffer of B numbers, and each consumer reads
+it. sqrt(0) = 0 and sqrt(1) = 1 exactly, so the mask is the same, bit for bit. Measured on the
+study's 3-s chunk at B = 256: 0.748 of the run's time (two fresh processes against two), 0.793
+(alternating rounds in one process), free driving within the noise (benchmarks/RESULTS.md,
+"The step's accepted mask computed once").
 `jax.lax.optimization_barrier` on the same mask gained nothing (1.06): XLA's CPU pipeline
 did not keep it in place of the chain.
 """
