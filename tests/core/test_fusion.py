@@ -53,5 +53,5 @@ def test_the_chain_is_compiled_once_not_per_consumer():
     def is_finite_ops(once):
         return jax.jit(step, static_argnums=3).lower(a, b, leaves, once).compile().as_text().count("is-finite(")
 
-    assert is_finite_ops(False) == 3  # the behaviour the helper exists for (if XLA stops it, this says so)
+    assert is_finite_ops(False) == 3  # the behaviour computed_once exists for (if XLA stops it, this says so)
     assert is_finite_ops(True) == 1
