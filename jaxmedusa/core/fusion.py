@@ -1,4 +1,4 @@
-"""A mask that XLA's CPU fusion computes once instead of once per consumer.
+"""A mask, or a value, that XLA's CPU fusion computes once instead of once per consumer.
 
 XLA fuses a chain of cheap elementwise operations (compares, ands, selects, sums of a few
 numbers) into every fusion that reads its result, so a per-scenario mask read by the selects
@@ -19,13 +19,18 @@ study's 3-s chunk at B = 256: 0.748 of the run's time (two fresh processes again
 "The step's accepted mask computed once").
 `jax.lax.optimization_barrier` on the same mask gained nothing (1.06): XLA's CPU pipeline
 did not keep it in place of the chain.
+
+`stored_once` does the same for a float value: x + (-0.0), written as the sum over an axis of
+two, [x, -0.0], which XLA's fusion treats as a reduction and does not copy. The slip angle's
+atan2 (core/vector_math.py) is read by four fusions of the step (the new lagged angle, its
+rate, and the two finiteness sums); without it each evaluated the arctangent's series.
 """
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
 
-__all__ = ["computed_once"]
+__all__ = ["computed_once", "stored_once"]
 
 
 def computed_once(mask):
@@ -33,3 +38,9 @@ def computed_once(mask):
     No derivative flows through it (a mask has none)."""
     ones = jax.lax.stop_gradient(mask.astype(jnp.float32))
     return jnp.sqrt(ones) > 0.5
+
+
+def stored_once(x):
+    """`x` (float, any shape), the same values except that -0.0 becomes +0.0, as one stored
+    result (module docstring). Differentiable: its derivative is the identity."""
+    return jnp.sum(jnp.stack([x, jnp.full_like(x, -0.0)], axis=-1), axis=-1)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from jaxmedusa.core.vector_math import atan2, sincos
+
 __all__ = ["TINY", "tan_once", "safe_pow", "safe_sqrt", "safe_norm", "safe_hypot", "normalize", "safe_atan2",
            "heading", "orientation_angles"]
 
@@ -20,16 +22,16 @@ TINY = 1e-30  # below this, |x|^q and sqrt(x) are treated as 0
 
 
 def tan_once(x):
-    """tan(x) as sin(x)/cos(x): in a time loop compiled whole (core/xla_flags.py) bit for bit
-    what XLA's CPU code computes for jnp.tan; elsewhere within 1 ulp of it (at most 3.1e-16
-    relative on [-1.6, 1.6]).
+    """tan(x) as sin(x)/cos(x), with core/vector_math.py's sincos: within 4 eps relative of
+    NumPy's tan on [-1.57, 1.57] (tests/core/test_tan_once.py).
 
     Why: XLA's fusion cost model counts tan, sin and cos as cheap and copies them into every
     fusion that reads them, while a divide counts as expensive and is computed once and stored.
     A tire's tan(alpha) feeds the forces, the friction and the skid flag, i.e. about ten fusions
     of a step: written as jnp.tan it was evaluated ten times per wheel and step, 40 % of a
     free-driving step (benchmarks/RESULTS.md, "The tire's tangent computed once")."""
-    return jnp.sin(x) / jnp.cos(x)
+    sin, cos = sincos(x)
+    return sin / cos
 
 
 def safe_pow(a, q):
@@ -72,8 +74,9 @@ def safe_atan2(y, x):
 
 
 def heading(F, xp=jnp):
-    """Heading [rad] of director d1 (first column of F, [..., 3, 3]): atan2(d12, d11), main.c."""
-    return xp.arctan2(F[..., 1, 0], F[..., 0, 0])
+    """Heading [rad] of director d1 (first column of F, [..., 3, 3]): atan2(d12, d11), main.c.
+    Under JAX the vectorised atan2 of core/vector_math.py (a step's trackers read it)."""
+    return (atan2 if xp is jnp else xp.arctan2)(F[..., 1, 0], F[..., 0, 0])
 
 
 def orientation_angles(F, xp=jnp):

@@ -34,6 +34,7 @@ import numpy as np
 
 from jaxmedusa.core.pytree import pytree_dataclass
 from jaxmedusa.core.safe_math import TINY
+from jaxmedusa.core.vector_math import sincos
 
 N_GRID = 8  # samples of |C(s) - r| per segment in the closest-point search
 N_GRID_INITIAL = 32  # samples per segment in initial_tracking (runs once: dense)
@@ -309,7 +310,7 @@ def _frame(road: RoadParams, k, s):
     sb = jnp.where(vertical, jnp.sign(t3), q * h)  # sin(grade) = e1 . E3
     e1 = (ca * h, sa * h, sb)
     angle = road.bank[k - 1, 0] * s + road.bank[k - 1, 1]  # banking, positive: cw seen along e1
-    st, ct = jnp.sin(angle), jnp.cos(angle)
+    st, ct = sincos(angle)
     e3 = (-ct * sb * ca + st * sa, -ct * sb * sa - st * ca, ct * h)  # road.c normal[1..3]
     # e2 = e3 x e1, as vehicle.c: vector_product(e2, e3, e1)
     e2 = (e3[1] * e1[2] - e3[2] * e1[1], e3[2] * e1[0] - e3[0] * e1[2], e3[0] * e1[1] - e3[1] * e1[0])

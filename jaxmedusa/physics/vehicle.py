@@ -14,6 +14,7 @@ import numpy as np
 
 from jaxmedusa.core.params import GRAVITY, VehicleParams, inertia_parameters
 from jaxmedusa.core.scenario import KEYWORD_FIELDS, ModelSpec, axle_problems, crush_problems, model_problems
+from jaxmedusa.core.vector_math import atan2, sincos
 from jaxmedusa.physics.road import road_frame
 from jaxmedusa.physics.friction import road_friction
 from jaxmedusa.physics.tire import tire_forces, tire_friction, tire_set, tire_sliding
@@ -124,7 +125,7 @@ def wheel_headings(F, e3, steer, n_wheels=4):
     ex_rear = d1 - jnp.dot(d1, e3) * e3  # eq (1.14)
     ex_rear = ex_rear / jnp.linalg.norm(ex_rear)
     ey_rear = jnp.cross(-e3, ex_rear)
-    c, s = jnp.cos(steer), jnp.sin(steer)
+    s, c = sincos(steer)  # vector arithmetic, not the C library per element (core/vector_math.py)
     ex_front = c * ex_rear - s * ey_rear  # eq (1.15): e_x^3 x e_3 = -e_y^3
     ey_front = s * ex_rear + c * ey_rear
     rear = n_wheels - 2  # the front axle steers; every further axle follows d1
@@ -163,7 +164,7 @@ def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg
     vx = jnp.sum(vt * ex, axis=1)
     vy = jnp.sum(vt * ey, axis=1)
     standstill = vx * vx + vy * vy < STANDSTILL_SPEED**2
-    alpha = jnp.where(standstill, 0.0, jnp.arctan2(vy, jnp.where(standstill, 1.0, vx)))  # eq (1.19)
+    alpha = jnp.where(standstill, 0.0, atan2(vy, jnp.where(standstill, 1.0, vx)))  # eq (1.19)
     n_wheels = p.X.shape[0]  # 4 for MEDUSA's car: FL, FR, RL, RR, then further axles (left, right)
     driven = (jnp.abs(tire_speed) > FREE_ROLLING_SPEED) & (jnp.arange(n_wheels) < 2)  # TIRE_SPEED: front axle
     vx_safe = jnp.where(vx == 0.0, 1.0, vx)

@@ -1,4 +1,4 @@
-"""core/fusion.py: a mask computed once keeps its values and has no derivative, and XLA's
+"""core/fusion.py: a mask or a value computed once keeps its values and derivative, and XLA's
 CPU compiler evaluates its chain once instead of inside each consumer."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmedusa.core.fusion import computed_once
+from jaxmedusa.core.fusion import computed_once, stored_once
 
 
 def _chain(a, b):
@@ -55,3 +55,29 @@ def test_the_chain_is_compiled_once_not_per_consumer():
 
     assert is_finite_ops(False) == 3  # the behaviour computed_once exists for (if XLA stops it, this says so)
     assert is_finite_ops(True) == 1
+
+
+def test_a_stored_value_keeps_its_values_and_derivative():
+    x = jnp.array([0.0, -0.0, 1.5, -3.25, 1e300, -jnp.inf, jnp.nan])
+    got = np.asarray(jax.jit(stored_once)(x))
+    np.testing.assert_array_equal(got, [0.0, 0.0, 1.5, -3.25, 1e300, -np.inf, np.nan])  # x + (-0.0) is x
+    assert not np.signbit(got[1])  # the one change: -0.0 becomes +0.0 (the sum starts at +0.0)
+    np.testing.assert_array_equal(np.asarray(jax.grad(lambda x: jnp.sum(stored_once(x) ** 2))(x[2:4])), [3.0, -6.5])
+
+
+@pytest.mark.skipif(jax.default_backend() != "cpu", reason="the copying is XLA's CPU fusion's")
+def test_a_stored_value_is_compiled_once_not_per_consumer():
+    # a cubic (cheap elementwise operations, like core/vector_math.py's series) read by three
+    # consumers: XLA's CPU fusion copies it into each (its constant in 3 fusions); stored, into one
+    a = jnp.linspace(0.0, 1.0, 2048).reshape(256, 8)
+
+    def step(a, stored):
+        u = ((a * 1.1234567 + 0.5) * a + 0.25) * a
+        u = stored_once(u) if stored else u
+        return a + u, a * u, jnp.sum(u * u, axis=1)
+
+    def fusions_with_the_cubic(stored):
+        return jax.jit(step, static_argnums=1).lower(a, stored).compile().as_text().count("constant(1.1234567)")
+
+    assert fusions_with_the_cubic(False) == 3  # the behaviour stored_once exists for
+    assert fusions_with_the_cubic(True) == 1
