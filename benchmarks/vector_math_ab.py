@@ -2,6 +2,7 @@
 
     python benchmarks/vector_math_ab.py --batch 256 --end-time 1.0 --rounds 8            # free driving
     python benchmarks/vector_math_ab.py --batch 256 --end-time 3.0 --rounds 6 --contact  # the offset study
+    python benchmarks/vector_math_ab.py --batch 128 --end-time 3.0 --rounds 4 --contact --time-loop dispatched
     python benchmarks/vector_math_ab.py --batch 4 --end-time 0.1 --rounds 1              # a quick check
 
 First the cost per element of each function on a [256, 4] array inside a compiled loop of
