@@ -5,8 +5,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from helpers import compiled_rates_hlo
 from jaxmedusa.core.safe_math import tan_once
-from jaxmedusa.physics.vehicle import vehicle_params, vehicle_rates
 
 EPS = np.finfo(np.float64).eps
 
@@ -29,19 +29,8 @@ def test_a_batched_step_evaluates_the_tires_trigonometry_once(model1_at_equilibr
     # vectorised series of core/vector_math.py, recognisable by its reduction constant 2/pi)
     # are computed by one fusion, and no tan op is left for XLA to copy into the readers of
     # the slip angle's tangent (forces, friction, skid flag: with jnp.tan it sat in 8-10 fusions).
-    p = vehicle_params(model1_at_equilibrium)
     b = 8
-    r = jnp.tile(jnp.array([0.0, 0.0, float(p.eq_r3)]), (b, 1))
-    F = jnp.tile(jnp.asarray(p.eq_F), (b, 1, 1))
-    v = jnp.tile(jnp.array([20.0, 0.4, 0.0]), (b, 1))
-    W = jnp.zeros((b, 3, 3))
-    alpha = jnp.linspace(-0.1, 0.1, 4 * b).reshape(b, 4)
-
-    def rates(r, F, v, W, alpha):
-        out, wheels, _ = vehicle_rates(p, None, r, F, v, W, alpha, jnp.zeros(4), 0, 0.0, 0.0, 0.0)
-        return out, wheels.fx, wheels.fy, wheels.sliding, wheels.power
-
-    hlo = jax.jit(jax.vmap(rates)).lower(r, F, v, W, alpha).compile().as_text()
+    hlo = compiled_rates_hlo(model1_at_equilibrium, b)
     assert not re.search(r" tan\(", hlo)
     fusions = re.split(r"\n(?=%?[\w.\-]+ \(.*\) -> )", hlo)
     per_wheel = [f for f in fusions if "constant(0.63661977236758138)" in f and f"-> f64[{b},4]" in f.split("\n", 1)[0]]

@@ -14,8 +14,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from helpers import compiled_rates_hlo
 from jaxmedusa.core.vector_math import atan2, sincos
-from jaxmedusa.physics.vehicle import vehicle_params, vehicle_rates
 
 ULP = 2.0
 
@@ -82,19 +82,7 @@ def test_derivatives_are_the_closed_forms():
 def test_a_batched_step_calls_no_scalar_trigonometry(model1_at_equilibrium):
     # The property the module exists for, on XLA's compiled rates of B vehicles: no atan2,
     # sine, cosine or tan op is left (each would be a C library call per element).
-    p = vehicle_params(model1_at_equilibrium)
-    b = 8
-    r = jnp.tile(jnp.array([0.0, 0.0, float(p.eq_r3)]), (b, 1))
-    F = jnp.tile(jnp.asarray(p.eq_F), (b, 1, 1))
-    v = jnp.tile(jnp.array([20.0, 0.4, 0.0]), (b, 1))
-    W = jnp.zeros((b, 3, 3))
-    alpha = jnp.linspace(-0.1, 0.1, 4 * b).reshape(b, 4)
-    steer = jnp.linspace(-0.05, 0.05, b)  # traced, so that its sine and cosine are compiled
-
-    def rates(r, F, v, W, alpha, steer):
-        out, wheels, _ = vehicle_rates(p, None, r, F, v, W, alpha, jnp.zeros(4), 0, 0.0, steer, 0.0)
-        return out, wheels.fx, wheels.fy
-
-    hlo = jax.jit(jax.vmap(rates)).lower(r, F, v, W, alpha, steer).compile().as_text()
+    steer = jnp.linspace(-0.05, 0.05, 8)  # an array, so that its sine and cosine are compiled
+    hlo = compiled_rates_hlo(model1_at_equilibrium, 8, steer)
     for op in ("atan2", "sine", "cosine", "tan"):
         assert not re.search(rf" {op}\(", hlo), op
