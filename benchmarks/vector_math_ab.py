@@ -37,6 +37,7 @@ from jaxmedusa import study as S  # noqa: E402
 from jaxmedusa.core import safe_math, vector_math  # noqa: E402
 from jaxmedusa.physics import road, vehicle  # noqa: E402
 from jaxmedusa.study.runner import run_batch  # noqa: E402
+from contact_rounds import alternate  # noqa: E402
 from offset_layers import build_chunk  # noqa: E402
 
 
@@ -112,12 +113,7 @@ def main(argv=None):
             run_batch.lower(batch, state, settings, tracker, False).compile()
             compile_times[name].append(time.perf_counter() - t0)
     use(*VARIANTS["core/vector_math"])
-    times = {k: [] for k in runs}
-    for r in range(args.rounds):
-        for k in (list(runs) if r % 2 == 0 else list(runs)[::-1]):
-            t0 = time.perf_counter()
-            runs[k]()
-            times[k].append(time.perf_counter() - t0)
+    times = alternate(runs, args.rounds)
     base = list(runs)[0]
     vehicle_steps = int(np.sum(outs[base]["steps"])) * study.n_vehicles
     print(f"\nB = {args.batch}, {args.end_time} s, contact {args.contact}, time loop {args.time_loop}, {args.rounds} rounds")
