@@ -108,7 +108,7 @@ def _per_pair(x, shape):
 
 
 def still_apart(warm, r1, F1, ell1, r2, F2, ell2):
-    """Whether a pair that its last search proved apart (narrow_phase.apart_gap, kept in the
+    """Whether a pair that its last search proved apart (apart_certificate.apart_gap, kept in the
     warm vector with the bodies' r and F then) is still apart now (..., bool); ell_k (..., 3)
     [m] the contact surfaces' semi-axes. A translation of both bodies leaves their distance as
     it is; after the one that brings r2 back, a material point X of body 1 has moved by at most

@@ -154,7 +154,7 @@ class Shape:
         the surface normal and excludes nothing.
     inner_radius(eps1, eps2) -> rho: the radius of a ball about the centre that the unit shape
         contains (unit coordinates); the narrow phase turns a search's proof that two bodies
-        are apart into a gap in metres with it (narrow_phase.apart_gap). None: no such proof.
+        are apart into a gap in metres with it (apart_certificate.apart_gap). None: no such proof.
     geometry(r1, F1, axes1, r2, F2, axes2, warm) -> PairGeometry: a shape with its own contact
         search (e.g. MEDUSA's detect_contact(), shapes/medusa_search.py) replaces the
         narrow-phase solver with it; the stage then keeps `warm` (the search's state) while

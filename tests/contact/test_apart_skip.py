@@ -1,4 +1,4 @@
-"""The contact stage's skip of pairs its last search proved apart (narrow_phase.apart_gap,
+"""The contact stage's skip of pairs its last search proved apart (apart_certificate.apart_gap,
 stage.still_apart): the proved gap is a lower bound of the bodies' distance (against scipy's
 SLSQP on the two shapes' inequality constraints), and a pair moved by less than that gap is
 still apart (against the search run to convergence)."""

@@ -31,6 +31,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxmedusa.contact.shapes.apart_certificate import apart_gap
 from jaxmedusa.contact.shapes.frames import body
 from jaxmedusa.contact.shapes.registry import SHAPES
 from jaxmedusa.contact.shapes.superellipsoid import is_static
@@ -41,7 +42,7 @@ from jaxmedusa.core.safe_math import normalize as _normalize
 from jaxmedusa.core.safe_math import safe_norm as _norm
 from jaxmedusa.core.safe_math import safe_sqrt as _ssqrt
 
-__all__ = ["pair_geometry", "cold_warm", "apart_gap", "implicit_solver", "WARM_SIZE", "CERT", "DEFAULT_ITERS",
+__all__ = ["pair_geometry", "cold_warm", "implicit_solver", "WARM_SIZE", "CERT", "DEFAULT_ITERS",
            "BROAD_PHASES"]
 
 BROAD_PHASES = ("medusa", "enclosing")
@@ -81,6 +82,10 @@ T_UP, T_DOWN = 4.0, 0.25
 # lam it would move the iterate by GRAD_STOP / lam, 2e-8 at the offset study's softest 5e-7).
 STEP_TOL = 1e-13
 GRAD_STOP = 1e-14
+# It also stops one iteration sooner, after two accepted full steps (fraction 1) of lengths s0, s1
+# whose quadratic-rate extrapolation s1 (s1 / s0)^2 is below STEP_TOL (at a linear rate r = s1 / s0,
+# 3/4 along |s|^5, the next step r s1 is then below STEP_TOL / r): 2.8-3.1 iterations a search in
+# the offset study became 2.0-2.3 (benchmarks/RESULTS.md, "The narrow phase's last iteration").
 # With apart_exit (the contact stage's choice), a search also stops once h, the other body's gauge
 # at its point, stays above 1 + APART_MARGIN even after APART_SAFETY times the decrease that its
 # undamped quadratic model still expects (a convex model only; 4 covers Newton's underestimate
@@ -181,7 +186,7 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_ex
         derivs = lambda w: radial_derivatives(dG, c, M, w)[1:]  # noqa: E731
 
     def step(carry):
-        i, w, fw, mu, _, h_low, t = carry
+        i, w, fw, mu, _, h_low, t, last = carry  # last: the previous full step's length, 0 if none
         gr, H = derivs(w)
         T = _tangent_basis(_normalize(w))
         gt = T.T @ gr
@@ -209,6 +214,7 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_ex
         predicted = -(jnp.dot(gt, s) + 0.5 * s @ Ht @ s)  # decrease of h by the quadratic model
         big = sn > STEP_MAX
         s = s * jnp.where(big, STEP_MAX / jnp.where(big, sn, 1.0), 1.0)
+        taken = t * jnp.minimum(sn, STEP_MAX)  # the trial step's length (T has orthonormal columns)
         w_try = y_of(w + t * (T @ s))
         f_try = h(w_try)
         f_try = jnp.where(jnp.isnan(f_try), jnp.inf, f_try)
@@ -221,23 +227,26 @@ def _solve_one(c, M, w_cold, w_warm, g, iters, dG=None, unrolled=False, apart_ex
         acc = (flat & (f_try <= fw + ROUNDOFF * jnp.abs(fw))) | (f_try <= fw)  # NaN is rejected
         w = jnp.where(acc, w_try, w)
         fw = jnp.where(acc, f_try, fw)
-        mu = jnp.where(acc & (t >= 1.0), mu * MU_DOWN, jnp.where(acc, mu, mu * MU_UP))
+        full = acc & (t >= 1.0)
+        # the next step extrapolated below STEP_TOL (the comment there); last = 0 never stops
+        done = done | (full & (taken * taken * taken < STEP_TOL * last * last))
+        mu = jnp.where(full, mu * MU_DOWN, jnp.where(acc, mu, mu * MU_UP))
         t = jnp.where(acc, jnp.minimum(1.0, t * T_UP), t * T_DOWN)
-        return i + 1, w, fw, jnp.clip(mu, MU_MIN, MU_MAX), done, low, t
+        return i + 1, w, fw, jnp.clip(mu, MU_MIN, MU_MAX), done, low, t, jnp.where(full, taken, 0.0)
 
-    # At most `iters` iterations, fewer once the proposed step is below STEP_TOL (under vmap
-    # the loop runs until the last problem of the buffer is done; finished ones are masked).
+    # At most `iters` iterations, fewer once the proposed (or extrapolated) step is below STEP_TOL
+    # (under vmap the loop runs until the last problem of the buffer is done; the others masked).
     # `unrolled` (static): all `iters` run, written out, those after convergence masked (an
     # accelerator's choice, core/control_flow.py). Not differentiated: implicit_solver's rule.
     carry = (jnp.asarray(0, jnp.int32), w, fw, mu, jnp.asarray(False), jnp.asarray(-jnp.inf, w.dtype),
-             jnp.asarray(1.0, w.dtype))  # ..., t: the first trial's step fraction
+             jnp.asarray(1.0, w.dtype), jnp.asarray(0.0, w.dtype))  # ..., t: the first trial's step fraction, last
     if unrolled:
         def masked(_, c):
             return jax.tree.map(lambda new, old: jnp.where(c[4], old, new), step(c), c)
 
-        _, w, fw, mu, _, h_low, _ = jax.lax.fori_loop(0, iters, masked, carry, unroll=True)
+        _, w, fw, mu, _, h_low, _, _ = jax.lax.fori_loop(0, iters, masked, carry, unroll=True)
     else:
-        _, w, fw, mu, _, h_low, _ = jax.lax.while_loop(lambda c: (c[0] < iters) & ~c[4], step, carry)
+        _, w, fw, mu, _, h_low, _, _ = jax.lax.while_loop(lambda c: (c[0] < iters) & ~c[4], step, carry)
     return w, fw, mu, h_low
 
 
@@ -316,32 +325,6 @@ def implicit_solver(gauge, iters, gauge_derivatives=None, unrolled=False, cutoff
 
 
 # ----------------------------------------------------------------------------- public API
-
-
-def _smallest_stretch(F, Finv):
-    """A lower bound of F's smallest singular value: the larger of 1 / |F^-1|_F and, by Weyl's
-    inequality on F^T F = I + C, sqrt(1 - |C|_F) (tight for the near-rigid F of a vehicle,
-    where the first is 1/sqrt(3))."""
-    C = F.T @ F - jnp.eye(3)
-    return jnp.maximum(1.0 / _norm(Finv), _ssqrt(jnp.maximum(1.0 - _norm(C), 0.0)))
-
-
-def apart_gap(h_low, rho, ell1, F1, Finv1, ell2, F2, Finv2):
-    """A lower bound [m] of the distance between two bodies that a search proved apart, 0 where
-    it did not. h_low (2,): the searches' lower bounds of min G2 over surface 1 and of min G1
-    over surface 2 (`_solve_one`); rho: the unit shape's inner radius (Shape.inner_radius);
-    ell_k (3,) [m]: the surfaces' semi-axes; F_k, Finv_k (3, 3): F_k and its inverse.
-
-    Both bounds above 1 prove the bodies apart (each lies outside the other scaled by h_low
-    about its centre). Body k = r_k + F_k diag(ell_k) {G <= 1} contains the ball of radius
-    rho_k = rho min(ell_k) s_k about r_k, s_k <= the smallest singular value of F_k
-    (`_smallest_stretch`), so the h-scaled body contains every point within (h - 1) rho_k of
-    it, and no point of body 1 is nearer body 2 than (h_low[0] - 1) rho_2, nor any of body 2
-    nearer body 1 than (h_low[1] - 1) rho_1."""
-    h = jnp.where(h_low > 1.0, h_low, 1.0)  # finite everywhere (h_low may be -inf)
-    rho1 = rho * jnp.min(ell1) * _smallest_stretch(F1, Finv1)
-    rho2 = rho * jnp.min(ell2) * _smallest_stretch(F2, Finv2)
-    return jnp.where(jnp.all(h_low > 1.0), jnp.maximum((h[0] - 1.0) * rho2, (h[1] - 1.0) * rho1), 0.0)
 
 
 def cold_warm(dtype=jnp.float64):
