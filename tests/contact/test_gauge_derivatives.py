@@ -108,3 +108,31 @@ def test_warm_start_converges_in_two_iterations():
     # 2 Newton-like steps from 1e-3 away: error ~ (1e-3)^4 relative, i.e. round-off in phi1
     np.testing.assert_allclose(g2.phi1, g8.phi1, atol=1e-12)
     np.testing.assert_allclose(np.concatenate([g2.T1, g2.T2]), np.concatenate([g8.T1, g8.T2]), atol=1e-9)
+
+
+def test_a_warm_search_stops_once_newton_predicts_convergence():
+    """From the answer of a configuration 1e-4 m and 1e-4 rad away, Newton's steps shrink
+    quadratically: s0 ~ 1e-4, s1 ~ K s0^2 ~ 1e-8, and the next, s1 (s1/s0)^2 ~ 1e-16, is below
+    STEP_TOL = 1e-13, so each search stops after its second full step (`_solve_one`'s
+    extrapolation; a search that waits to propose a step below STEP_TOL takes a third).
+    The damping it reports counts them: MU0 x MU_DOWN per accepted full step. Its answer is
+    the minimum a cold search of the same configuration reaches (depth to 1e-12 m, the points
+    to 1e-9 m, as in test_search_matches_the_autodiff_search)."""
+    from jaxmedusa.contact.shapes.narrow_phase import MU0, MU_DOWN
+
+    ax = np.array([2.3, 0.85, 0.7])
+
+    def g(x, warm, iters):
+        c_, s_ = np.cos(x[2]), np.sin(x[2])
+        F2 = jnp.array([[c_, -s_, 0.0], [s_, c_, 0.0], [0.0, 0.0, 1.0]])
+        return pair_geometry("superellipsoid", jnp.zeros(3), jnp.eye(3), ax, jnp.array([x[0], x[1], 0.0]), F2,
+                             ax, warm, 0.4, 0.4, broad_phase="enclosing", iters=iters)
+
+    x = np.array([4.2, 0.3, -0.2])
+    warm = g(x, cold_warm(), 16).warm
+    x2 = x + 1e-4
+    warm_search, cold_search = g(x2, warm, DEFAULT_ITERS), g(x2, cold_warm(), 40)
+    np.testing.assert_allclose(np.asarray(warm_search.warm[6:8]), MU0 * MU_DOWN ** 2, rtol=1e-12)
+    np.testing.assert_allclose(warm_search.phi1, cold_search.phi1, atol=1e-12)
+    np.testing.assert_allclose(np.concatenate([warm_search.T1, warm_search.T2]),
+                               np.concatenate([cold_search.T1, cold_search.T2]), atol=1e-9)
