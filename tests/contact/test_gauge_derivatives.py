@@ -10,7 +10,7 @@ import pytest
 
 import jaxmedusa  # noqa: F401  (float64)
 from jaxmedusa.contact.shapes.frames import body
-from jaxmedusa.contact.shapes.narrow_phase import DEFAULT_ITERS, _solve_one, cold_warm, pair_geometry
+from jaxmedusa.contact.shapes.narrow_phase import DEFAULT_ITERS, MU0, MU_DOWN, _solve_one, cold_warm, pair_geometry
 from jaxmedusa.contact.shapes.superellipsoid import ellipsoid_gauge, superellipsoid_gauge
 from jaxmedusa.contact.shapes.superellipsoid_derivatives import (
     ellipsoid_derivatives,
@@ -90,21 +90,23 @@ def test_search_matches_the_autodiff_search(dx, dy, yaw):
     np.testing.assert_allclose(w, ref_w, atol=1e-9)
 
 
+def _car_pair(x, warm, iters):
+    """pair_geometry of two car-sized superellipsoids: body 1 at the origin, body 2 at (x0, x1, 0)
+    yawed by x2 [rad], from the warm start `warm` with at most `iters` iterations."""
+    ax = np.array([2.3, 0.85, 0.7])
+    c_, s_ = np.cos(x[2]), np.sin(x[2])
+    F2 = jnp.array([[c_, -s_, 0.0], [s_, c_, 0.0], [0.0, 0.0, 1.0]])
+    return pair_geometry("superellipsoid", jnp.zeros(3), jnp.eye(3), ax, jnp.array([x[0], x[1], 0.0]), F2,
+                         ax, warm, 0.4, 0.4, broad_phase="enclosing", iters=iters)
+
+
 def test_warm_start_converges_in_two_iterations():
     """Warm-started at the answer of a nearby configuration (1 mm and 0.001 rad away, as
     from one step to the next), two iterations give the eight-iteration answer."""
-    ax = np.array([2.3, 0.85, 0.7])
-
-    def g(x, warm, iters):
-        c_, s_ = np.cos(x[2]), np.sin(x[2])
-        F2 = jnp.array([[c_, -s_, 0.0], [s_, c_, 0.0], [0.0, 0.0, 1.0]])
-        return pair_geometry("superellipsoid", jnp.zeros(3), jnp.eye(3), ax, jnp.array([x[0], x[1], 0.0]), F2,
-                             ax, warm, 0.4, 0.4, broad_phase="enclosing", iters=iters)
-
     x = np.array([3.9, 0.7, 0.3])
-    warm = g(x, cold_warm(), 16).warm
+    warm = _car_pair(x, cold_warm(), 16).warm
     x2 = x + np.array([1e-3, 1e-3, 1e-3])
-    g2, g8 = g(x2, warm, 2), g(x2, warm, 8)
+    g2, g8 = _car_pair(x2, warm, 2), _car_pair(x2, warm, 8)
     # 2 Newton-like steps from 1e-3 away: error ~ (1e-3)^4 relative, i.e. round-off in phi1
     np.testing.assert_allclose(g2.phi1, g8.phi1, atol=1e-12)
     np.testing.assert_allclose(np.concatenate([g2.T1, g2.T2]), np.concatenate([g8.T1, g8.T2]), atol=1e-9)
@@ -118,20 +120,10 @@ def test_a_warm_search_stops_once_newton_predicts_convergence():
     The damping it reports counts them: MU0 x MU_DOWN per accepted full step. Its answer is
     the minimum a cold search of the same configuration reaches (depth to 1e-12 m, the points
     to 1e-9 m, as in test_search_matches_the_autodiff_search)."""
-    from jaxmedusa.contact.shapes.narrow_phase import MU0, MU_DOWN
-
-    ax = np.array([2.3, 0.85, 0.7])
-
-    def g(x, warm, iters):
-        c_, s_ = np.cos(x[2]), np.sin(x[2])
-        F2 = jnp.array([[c_, -s_, 0.0], [s_, c_, 0.0], [0.0, 0.0, 1.0]])
-        return pair_geometry("superellipsoid", jnp.zeros(3), jnp.eye(3), ax, jnp.array([x[0], x[1], 0.0]), F2,
-                             ax, warm, 0.4, 0.4, broad_phase="enclosing", iters=iters)
-
     x = np.array([4.2, 0.3, -0.2])
-    warm = g(x, cold_warm(), 16).warm
+    warm = _car_pair(x, cold_warm(), 16).warm
     x2 = x + 1e-4
-    warm_search, cold_search = g(x2, warm, DEFAULT_ITERS), g(x2, cold_warm(), 40)
+    warm_search, cold_search = _car_pair(x2, warm, DEFAULT_ITERS), _car_pair(x2, cold_warm(), 40)
     np.testing.assert_allclose(np.asarray(warm_search.warm[6:8]), MU0 * MU_DOWN ** 2, rtol=1e-12)
     np.testing.assert_allclose(warm_search.phi1, cold_search.phi1, atol=1e-12)
     np.testing.assert_allclose(np.concatenate([warm_search.T1, warm_search.T2]),
