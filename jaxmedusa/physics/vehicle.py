@@ -17,7 +17,7 @@ from jaxmedusa.core.scenario import KEYWORD_FIELDS, ModelSpec, axle_problems, cr
 from jaxmedusa.core.vector_math import atan2, sincos
 from jaxmedusa.physics.road import road_frame
 from jaxmedusa.physics.friction import road_friction
-from jaxmedusa.physics.tire import tire_forces, tire_friction, tire_set, tire_sliding
+from jaxmedusa.physics.tire import tire_forces_and_sliding, tire_friction, tire_set
 from jaxmedusa.physics.wheel_controls import controlled_forces
 
 FREE_ROLLING_SPEED = 0.1  # init.c: driven = |TIRE_SPEED| > 0.1 [m/s]
@@ -174,8 +174,8 @@ def vehicle_rates(p: VehicleParams, road, r, F, v, W, alpha_lag, alpha_rate, seg
         if tires:
             # friction zones (compiled out without them): the road's friction under each tire
             mu_road = None if zones is None else road_friction(zones, point[:, :2], tire_friction(p.tire, fz))
-            fx, fy = tire_forces(p.tire, fz, alpha_lag, slip, mu_road)  # lagged slip angle replaces alpha (Remark 4)
-            sliding = tire_sliding(p.tire, fz, alpha_lag, slip, mu_road)
+            # lagged slip angle replaces alpha (Remark 4); the skid flag from the forces' own slip terms
+            fx, fy, sliding = tire_forces_and_sliding(p.tire, fz, alpha_lag, slip, mu_road)
             if controls is not None:  # brake, lock, throttle (compiled out when the batch has none)
                 mu_peak, mu_slide = tire_friction(p.tire, fz) if mu_road is None else mu_road
                 brake, lock, throttle = controls

@@ -52,3 +52,51 @@ def test_vehicle_flags_lifted_and_rolling_wheels(model1_at_equilibrium):
     assert not flags(r, math.radians(1.0)).any()
     assert flags(r, math.radians(30.0)).all()
     assert not flags(r + jnp.array([0.0, 0.0, 1.0]), math.radians(30.0)).any()
+
+
+def test_a_model_without_a_combined_call_gets_its_forces_then_its_flag():
+    # physics.tire._forces_and_sliding's fallback for a model that defines forces and sliding only:
+    # the same bits as calspan's combined call
+    from jaxmedusa.physics.tire import _forces_and_sliding, calspan
+    from jaxmedusa.physics.tire.model import TireModel
+
+    apart = TireModel(name="apart", forces=calspan.tire_forces, params=calspan.tire_params,
+                      defaults=G, sliding=calspan.tire_sliding)
+    a = jnp.linspace(-0.6, 0.6, 13)
+    args = (jnp.full(a.shape, FZ), a, jnp.linspace(-0.2, 1.0, 13), calspan.tire_params())
+    for x, y in zip(_forces_and_sliding(apart)(*args), calspan.forces_and_sliding(*args)):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    assert np.asarray(calspan.forces_and_sliding(*args)[2]).any()  # some of these slide
+
+
+def test_the_loop_evaluates_the_tires_slip_terms_once_for_forces_and_flag():
+    # The skid tracker (the rest group) reads WheelInfo.sliding. Called apart from the forces, the
+    # flag's kernel in XLA's compiled time loop evaluated the CALSPAN slip terms (divisions included)
+    # once more: 13 divisions of the tires' scope against 10 without the rest group in the offset
+    # study's loop. From the forces' own stored sigma it adds none (exact counts of a compiled program).
+    import dataclasses
+    import re
+
+    import jax
+
+    from jaxmedusa import study as S
+    from jaxmedusa.build import build_batch
+    from jaxmedusa.solver.simulate import simulate
+    from helpers import ROOT
+
+    study = S.load_study(ROOT / "studies" / "offset.toml")
+    settings = dataclasses.replace(study.settings, end_time=0.01, contact=False)
+    ids, cols = S.design(study)
+    items = S.scenarios_for(study, {c: v[:2] for c, v in cols.items()}, ids[:2])
+    batch, state = build_batch([it[0] for it in items], settings.dt, n_vehicles=study.n_vehicles,
+                               tire=[it[1] for it in items], contact=[it[2] for it in items])
+
+    def tire_divisions(rest):
+        tracker = dataclasses.replace(study.tracker, rest=rest, damage=False)
+        txt = jax.jit(lambda b, s: simulate(b, s, settings, tracker=tracker, record=False)).lower(
+            batch, state).compile().as_text()
+        return sum(1 for line in txt.splitlines() if re.search(r" divide\(", line) and "tires" in line)
+
+    without = tire_divisions(False)
+    assert without > 0  # the count sees the tires' divisions at all
+    assert tire_divisions(True) == without

@@ -23,7 +23,8 @@ from jaxmedusa.core.registry import Registry
 from jaxmedusa.physics.tire import calspan, fiala
 from jaxmedusa.physics.tire.model import TireModel
 
-__all__ = ["TIRES", "TireModel", "tire_forces", "tire_friction", "tire_set", "tire_sliding"]
+__all__ = ["TIRES", "TireModel", "tire_forces", "tire_forces_and_sliding", "tire_friction", "tire_set",
+           "tire_sliding"]
 
 TIRES: Registry[TireModel] = Registry("tire model")
 TIRES.register("calspan", calspan.MODEL)  # MEDUSA's CALSPAN/STI tire (the default)
@@ -75,6 +76,29 @@ def tire_sliding(tires: TireSet, fz, alpha, s, mu_road=None):
     """EDC's skid flag of each tire (bool, shape of fz): its model's sliding regime
     (TireModel.sliding; never, for a model without one), dispatched as `tire_forces` is."""
     fns = [m.sliding or _never for m in _models(tires)]
+    if mu_road is None:
+        return _dispatch(tires, fns, fz, alpha, s)
+    fns = [lambda fz, a, s, mu, p, f=f: f(fz, a, s, p, mu) for f in fns]
+    return _dispatch(tires, fns, fz, alpha, s, mu_road)
+
+
+def _forces_and_sliding(model: TireModel):
+    """The model's (fx, fy, sliding) function, or its forces and flag called one after the other."""
+    if model.forces_and_sliding is not None:
+        return model.forces_and_sliding
+    flag = model.sliding or _never
+
+    def both(fz, alpha, s, params, mu_road=None):
+        fx, fy = model.forces(fz, alpha, s, params) if mu_road is None else model.forces(fz, alpha, s, params, mu_road)
+        return fx, fy, flag(fz, alpha, s, params) if mu_road is None else flag(fz, alpha, s, params, mu_road)
+
+    return both
+
+
+def tire_forces_and_sliding(tires: TireSet, fz, alpha, s, mu_road=None):
+    """(fx, fy, sliding) of the tires of one vehicle: `tire_forces` and `tire_sliding` in one
+    evaluation of each model's slip terms (TireModel.forces_and_sliding), dispatched as they are."""
+    fns = [_forces_and_sliding(m) for m in _models(tires)]
     if mu_road is None:
         return _dispatch(tires, fns, fz, alpha, s)
     fns = [lambda fz, a, s, mu, p, f=f: f(fz, a, s, p, mu) for f in fns]

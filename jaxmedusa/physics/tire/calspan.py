@@ -9,12 +9,13 @@ import jax.numpy as jnp
 
 import numpy as np
 
+from jaxmedusa.core.fusion import stored_once
 from jaxmedusa.core.pytree import pytree_dataclass
 from jaxmedusa.core.safe_math import safe_hypot, tan_once
 from jaxmedusa.physics.tire.model import TireModel
 
-__all__ = ["TireParams", "GOODYEAR_185SR14", "tire_params", "tire_forces", "contact_patch_length", "peak_friction",
-           "cornering_stiffness", "MODEL"]
+__all__ = ["TireParams", "GOODYEAR_185SR14", "tire_params", "tire_forces", "tire_sliding", "forces_and_sliding",
+           "contact_patch_length", "peak_friction", "cornering_stiffness", "MODEL"]
 
 
 @pytree_dataclass
@@ -142,15 +143,15 @@ def friction(fz, tp: TireParams):
     return mu0, mu0 * (1.0 - tp.k_mu)
 
 
-def tire_forces(fz, alpha, s, tp: TireParams, mu_road=None):
-    """Longitudinal and lateral tire forces (Fx, Fy) [N], eqs (1.20)-(1.23).
+def forces_and_sliding(fz, alpha, s, tp: TireParams, mu_road=None):
+    """(Fx, Fy, sliding): `tire_forces` and `tire_sliding` from one evaluation of the slip terms.
 
-    fz: normal load [N] (> 0; the caller zeroes the forces of lifted wheels),
-    alpha: (lagged) slip angle [rad], s: longitudinal slip [-]; mu_road: None for the tire's
-    own friction, or (mu_peak, mu_slide) of the road surface under it (`road_friction`).
+    The composite slip sigma = c g1 of eq (1.22) is stored once (core.fusion.stored_once: the
+    same values), so that the flag's compare and the forces' polynomial read it instead of each
+    evaluating the slip terms anew (benchmarks/RESULTS.md, "The skid flag from the tire's own terms").
     """
     s, fz, tana, ks, kc_prime, mu, g1, g2, c = _slip_terms(fz, alpha, s, tp, mu_road)
-    sig = c * g1
+    sig = stored_once(c * g1)  # c > 0, g1 >= 0: never -0.0, so the same bits
     # f / sigma of eq (1.22), regular at sigma = 0:
     f_over_sig = (sig * (tp.c1 * sig + tp.c2) + 4.0 / jnp.pi) / (sig * (sig * (tp.c1 * sig + tp.c3) + tp.c4) + 1.0)
     # g1/g2 -> 1 at the origin along every direction (kc_prime -> kc there).
@@ -159,7 +160,24 @@ def tire_forces(fz, alpha, s, tp: TireParams, mu_road=None):
     s2 = mu * fz * f_over_sig * c * ratio  # = mu*Fz*f / sqrt(Ks^2 tan^2 + Kc'^2 s^2)
     fy = s2 * ks * tana  # eq (1.23)
     fx = -s2 * kc_prime * s
-    return fx, fy
+    return fx, fy, (sig >= SLIDING_SIGMA) | (s >= 1.0)
+
+
+def tire_forces(fz, alpha, s, tp: TireParams, mu_road=None):
+    """Longitudinal and lateral tire forces (Fx, Fy) [N], eqs (1.20)-(1.23).
+
+    fz: normal load [N] (> 0; the caller zeroes the forces of lifted wheels),
+    alpha: (lagged) slip angle [rad], s: longitudinal slip [-]; mu_road: None for the tire's
+    own friction, or (mu_peak, mu_slide) of the road surface under it (`road_friction`).
+    """
+    return forces_and_sliding(fz, alpha, s, tp, mu_road)[:2]
+
+
+def tire_sliding(fz, alpha, s, tp: TireParams, mu_road=None):
+    """EDC's skid flag for the CALSPAN tire: True when the composite slip sigma of eq (1.22)
+    reaches SLIDING_SIGMA = 3 pi/4, where a brush tire of the same initial slope slides over its
+    whole contact patch (the Fiala model's sliding regime), or the wheel is locked (s = 1)."""
+    return forces_and_sliding(fz, alpha, s, tp, mu_road)[2]
 
 
 def cornering_stiffness(fz, tp: TireParams):
@@ -170,13 +188,5 @@ def cornering_stiffness(fz, tp: TireParams):
     return 0.5 * ks * ap0 * ap0
 
 
-def tire_sliding(fz, alpha, s, tp: TireParams, mu_road=None):
-    """EDC's skid flag for the CALSPAN tire: True when the composite slip sigma of eq (1.22)
-    reaches SLIDING_SIGMA = 3 pi/4, where a brush tire of the same initial slope slides over its
-    whole contact patch (the Fiala model's sliding regime), or the wheel is locked (s = 1)."""
-    s, _, _, _, _, _, g1, _, c = _slip_terms(fz, alpha, s, tp, mu_road)
-    return (c * g1 >= SLIDING_SIGMA) | (s >= 1.0)
-
-
 MODEL = TireModel(name="calspan", forces=tire_forces, params=tire_params, defaults=GOODYEAR_185SR14,
-                  sliding=tire_sliding, friction=friction)
+                  sliding=tire_sliding, friction=friction, forces_and_sliding=forces_and_sliding)

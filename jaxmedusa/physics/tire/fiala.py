@@ -97,15 +97,9 @@ def friction(fz, fp: FialaParams):
     return jnp.broadcast_to(fp.mu_p, jnp.shape(fz)), jnp.broadcast_to(fp.mu_s, jnp.shape(fz))
 
 
-def fiala_tire_forces(fz, alpha, s, fp: FialaParams, mu_road=None):
-    """Longitudinal and lateral tire forces (Fx, Fy) [N] of the Fiala brush model.
-
-    Same signature and signs as `tire.tire_forces`: fz normal load [N] (> 0; the caller zeroes
-    the forces of lifted wheels), alpha (lagged) slip angle [rad] (alpha > 0 gives Fy > 0),
-    s longitudinal slip 1 - R omega / v_x of eq (1.19) [-] (s > 0, braking, gives Fx < 0).
-    Broadcasts over any common shape of fz, alpha, s. mu_road: None for the tire's own
-    friction, or (mu_peak, mu_slide) of the road surface under it (replacing mu_p, mu_s).
-    """
+def fiala_forces_and_sliding(fz, alpha, s, fp: FialaParams, mu_road=None):
+    """(Fx, Fy, sliding): `fiala_tire_forces` and `fiala_sliding` from one evaluation (the flag
+    is the forces' own regime switch; physics.tire.model.TireModel.forces_and_sliding says why)."""
     # Remark 3: |s| > 1 -> s = -1. Remark 2: |alpha| > pi/2 -> alpha = pi - alpha (as tire.py).
     s = jnp.where(jnp.abs(s) > 1.0, -1.0, s)
     alpha = jnp.where(jnp.abs(alpha) > 0.5 * jnp.pi, jnp.pi - alpha, alpha)
@@ -142,20 +136,28 @@ def fiala_tire_forces(fz, alpha, s, fp: FialaParams, mu_road=None):
     g_sl = f_max / jnp.where(sliding, b, 1.0)
     fx = jnp.where(sliding, -g_sl * bx, -g_adh * ux)
     fy = jnp.where(sliding, g_sl * by, g_adh * uy)
-    return fx, fy
+    return fx, fy, sliding
+
+
+def fiala_tire_forces(fz, alpha, s, fp: FialaParams, mu_road=None):
+    """Longitudinal and lateral tire forces (Fx, Fy) [N] of the Fiala brush model.
+
+    Same signature and signs as `tire.tire_forces`: fz normal load [N] (> 0; the caller zeroes
+    the forces of lifted wheels), alpha (lagged) slip angle [rad] (alpha > 0 gives Fy > 0),
+    s longitudinal slip 1 - R omega / v_x of eq (1.19) [-] (s > 0, braking, gives Fx < 0).
+    Broadcasts over any common shape of fz, alpha, s. mu_road: None for the tire's own
+    friction, or (mu_peak, mu_slide) of the road surface under it (replacing mu_p, mu_s).
+    """
+    return fiala_forces_and_sliding(fz, alpha, s, fp, mu_road)[:2]
 
 
 def fiala_sliding(fz, alpha, s, fp: FialaParams, mu_road=None):
     """EDC's skid flag for the Fiala tire: True in the brush model's full-sliding regime, where
     the whole contact patch slides: psi >= 3 mu Fz (lam >= 1 in `fiala_tire_forces`; the
     locked wheel s = 1 with any slip is in it)."""
-    s = jnp.where(jnp.abs(s) > 1.0, -1.0, s)
-    alpha = jnp.where(jnp.abs(alpha) > 0.5 * jnp.pi, jnp.pi - alpha, alpha)
-    fz = jnp.where(fz > 0.0, fz, 1.0)
-    c_a, c_s = fiala_stiffnesses(fz, fp)
-    n = safe_hypot(c_s * s, c_a * tan_once(alpha))
-    return (n >= 3.0 * fiala_friction(alpha, s, fp, mu_road) * fz * (1.0 - s)) & (n > 0.0)
+    return fiala_forces_and_sliding(fz, alpha, s, fp, mu_road)[2]
 
 
 MODEL = TireModel(name="fiala", forces=fiala_tire_forces, params=fiala_params, defaults=FIALA_185SR14,
-                  sliding=fiala_sliding, friction=friction)
+                  sliding=fiala_sliding, friction=friction,
+                  forces_and_sliding=fiala_forces_and_sliding)
