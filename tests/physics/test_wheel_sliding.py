@@ -1,14 +1,21 @@
 """EDC's skid flag (WheelInfo.sliding): where each tire model says its contact patch slides."""
+import dataclasses
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from scipy.optimize import brentq
 
-from jaxmedusa.physics.tire import tire_set, tire_sliding
+from helpers import ROOT
+from jaxmedusa import study as S
+from jaxmedusa.build import build_batch
+from jaxmedusa.physics.tire import _forces_and_sliding, calspan, tire_set, tire_sliding
 from jaxmedusa.physics.tire.calspan import GOODYEAR_185SR14 as G
 from jaxmedusa.physics.tire.fiala import FIALA_185SR14 as FI
+from jaxmedusa.physics.tire.model import TireModel
 from jaxmedusa.physics.vehicle import vehicle_params, vehicle_rates
+from jaxmedusa.solver.simulate import simulate
 
 FZ = 4000.0  # [N]
 
@@ -57,9 +64,6 @@ def test_vehicle_flags_lifted_and_rolling_wheels(model1_at_equilibrium):
 def test_a_model_without_a_combined_call_gets_its_forces_then_its_flag():
     # physics.tire._forces_and_sliding's fallback for a model that defines forces and sliding only:
     # the same bits as calspan's combined call
-    from jaxmedusa.physics.tire import _forces_and_sliding, calspan
-    from jaxmedusa.physics.tire.model import TireModel
-
     apart = TireModel(name="apart", forces=calspan.tire_forces, params=calspan.tire_params,
                       defaults=G, sliding=calspan.tire_sliding)
     a = jnp.linspace(-0.6, 0.6, 13)
@@ -74,16 +78,6 @@ def test_the_loop_evaluates_the_tires_slip_terms_once_for_forces_and_flag():
     # flag's kernel in XLA's compiled time loop evaluated the CALSPAN slip terms (divisions included)
     # once more: 13 divisions of the tires' scope against 10 without the rest group in the offset
     # study's loop. From the forces' own stored sigma it adds none (exact counts of a compiled program).
-    import dataclasses
-    import re
-
-    import jax
-
-    from jaxmedusa import study as S
-    from jaxmedusa.build import build_batch
-    from jaxmedusa.solver.simulate import simulate
-    from helpers import ROOT
-
     study = S.load_study(ROOT / "studies" / "offset.toml")
     settings = dataclasses.replace(study.settings, end_time=0.01, contact=False)
     ids, cols = S.design(study)
@@ -95,7 +89,7 @@ def test_the_loop_evaluates_the_tires_slip_terms_once_for_forces_and_flag():
         tracker = dataclasses.replace(study.tracker, rest=rest, damage=False)
         txt = jax.jit(lambda b, s: simulate(b, s, settings, tracker=tracker, record=False)).lower(
             batch, state).compile().as_text()
-        return sum(1 for line in txt.splitlines() if re.search(r" divide\(", line) and "tires" in line)
+        return sum(1 for line in txt.splitlines() if " divide(" in line and "tires" in line)
 
     without = tire_divisions(False)
     assert without > 0  # the count sees the tires' divisions at all

@@ -58,14 +58,19 @@ def _call(fn, params, *args):
     return fn(*args, params)
 
 
+def _dispatch_slip(tires: TireSet, fns, fz, alpha, s, mu_road):
+    """fns[i](fz, alpha, s, params_i[, mu_road]) with the vehicle's model (`_dispatch`); mu_road
+    None (the tire's own friction) or (mu_peak, mu_slide) arrays of the road under each tire."""
+    if mu_road is None:
+        return _dispatch(tires, fns, fz, alpha, s)
+    fns = [lambda fz, a, s, mu, p, f=f: f(fz, a, s, p, mu) for f in fns]
+    return _dispatch(tires, fns, fz, alpha, s, mu_road)
+
+
 def tire_forces(tires: TireSet, fz, alpha, s, mu_road=None):
     """(fx, fy) [N] of the tires of one vehicle with the model its TireSet selects. mu_road:
     None (the tire's own friction) or (mu_peak, mu_slide) arrays of the road under each tire."""
-    models = _models(tires)
-    if mu_road is None:
-        return _dispatch(tires, [m.forces for m in models], fz, alpha, s)
-    fns = [lambda fz, a, s, mu, p, f=m.forces: f(fz, a, s, p, mu) for m in models]
-    return _dispatch(tires, fns, fz, alpha, s, mu_road)
+    return _dispatch_slip(tires, [m.forces for m in _models(tires)], fz, alpha, s, mu_road)
 
 
 def _never(fz, alpha, s, params, mu_road=None):
@@ -75,11 +80,7 @@ def _never(fz, alpha, s, params, mu_road=None):
 def tire_sliding(tires: TireSet, fz, alpha, s, mu_road=None):
     """EDC's skid flag of each tire (bool, shape of fz): its model's sliding regime
     (TireModel.sliding; never, for a model without one), dispatched as `tire_forces` is."""
-    fns = [m.sliding or _never for m in _models(tires)]
-    if mu_road is None:
-        return _dispatch(tires, fns, fz, alpha, s)
-    fns = [lambda fz, a, s, mu, p, f=f: f(fz, a, s, p, mu) for f in fns]
-    return _dispatch(tires, fns, fz, alpha, s, mu_road)
+    return _dispatch_slip(tires, [m.sliding or _never for m in _models(tires)], fz, alpha, s, mu_road)
 
 
 def _forces_and_sliding(model: TireModel):
@@ -88,9 +89,8 @@ def _forces_and_sliding(model: TireModel):
         return model.forces_and_sliding
     flag = model.sliding or _never
 
-    def both(fz, alpha, s, params, mu_road=None):
-        fx, fy = model.forces(fz, alpha, s, params) if mu_road is None else model.forces(fz, alpha, s, params, mu_road)
-        return fx, fy, flag(fz, alpha, s, params) if mu_road is None else flag(fz, alpha, s, params, mu_road)
+    def both(fz, alpha, s, params, *mu_road):
+        return (*model.forces(fz, alpha, s, params, *mu_road), flag(fz, alpha, s, params, *mu_road))
 
     return both
 
@@ -98,11 +98,7 @@ def _forces_and_sliding(model: TireModel):
 def tire_forces_and_sliding(tires: TireSet, fz, alpha, s, mu_road=None):
     """(fx, fy, sliding) of the tires of one vehicle: `tire_forces` and `tire_sliding` in one
     evaluation of each model's slip terms (TireModel.forces_and_sliding), dispatched as they are."""
-    fns = [_forces_and_sliding(m) for m in _models(tires)]
-    if mu_road is None:
-        return _dispatch(tires, fns, fz, alpha, s)
-    fns = [lambda fz, a, s, mu, p, f=f: f(fz, a, s, p, mu) for f in fns]
-    return _dispatch(tires, fns, fz, alpha, s, mu_road)
+    return _dispatch_slip(tires, [_forces_and_sliding(m) for m in _models(tires)], fz, alpha, s, mu_road)
 
 
 def tire_friction(tires: TireSet, fz):
